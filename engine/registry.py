@@ -47,3 +47,8 @@ PARSERS = Registry("parser", {
     "content_list": "docray.engine.parse.content_list:ContentListParser",
     "mineru": "docray.engine.parse.mineru:MinerUParser",
 })
+
+EXTRACTORS = Registry("extractor", {
+    "lexical": "docray.engine.graph.extract.lexical:LexicalExtractor",
+    "llm": "docray.engine.graph.extract.llm:LLMExtractor",
+})
