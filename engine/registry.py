@@ -52,3 +52,25 @@ EXTRACTORS = Registry("extractor", {
     "lexical": "docray.engine.graph.extract.lexical:LexicalExtractor",
     "llm": "docray.engine.graph.extract.llm:LLMExtractor",
 })
+
+
+def _protocol(module: str, name: str) -> type | None:
+    """The protocol class for a registry (protocol modules import nothing heavy)."""
+    return getattr(importlib.import_module(module), name)
+
+
+DESCRIBERS = Registry("describer", {
+    "structural": "docray.engine.describe.structural:StructuralDescriber",
+    "vlm": "docray.engine.describe.vlm:VLMDescriber",
+}, protocol=_protocol("docray.engine.describe.base", "Describer"))
+
+TEXT_ENCODERS = Registry("text encoder", {
+    "minilm": "docray.engine.embed.minilm:MiniLMEncoder",
+    "sentence_transformers": "docray.engine.embed.minilm:MiniLMEncoder",
+    "openai": "docray.engine.embed.openai_http:OpenAIEmbeddingEncoder",
+}, protocol=_protocol("docray.engine.embed.base", "TextEncoder"))
+
+PAGE_ENCODERS = Registry("page encoder", {
+    "text-tokens": "docray.engine.embed.text_tokens:TextTokensPageEncoder",
+    "colpali": "docray.engine.embed.colpali:ColPaliPageEncoder",
+}, protocol=_protocol("docray.engine.embed.base", "PageEncoder"))

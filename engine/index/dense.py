@@ -1,0 +1,322 @@
+"""Dense + BM25 store in Milvus (milvus-lite file by default, or a Milvus server URI).
+
+Collections ``{prefix}_chunks``, ``{prefix}_entities``, ``{prefix}_relations`` share one
+schema: ``id`` (primary key), ``workspace`` (partition key), ``doc_id``, ``modality``,
+``page``, ``text`` (analysed; BM25 feeds ``sparse``), ``payload`` (JSON: pages, unit_ids,
+section, bbox and the logical ``chunk_id``/``entity_id``/``relation_id``) and ``dense``
+(COSINE over L2-normalised vectors). The primary key is ``{workspace}/{chunk_id}`` (entities
+and relations: ``{workspace}/{doc_id}:{id}``) so tenants never overwrite each other; hits
+report the logical id. Writes are upserts by id, so re-ingesting is idempotent; every write
+is flushed. Every search filters by workspace. ``<db>.manifest.json`` (server URIs: ``<data_dir>/<prefix>_dense.manifest.json``)
+records the encoder and dim; opening with another one raises :class:`Corrupt`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from docray.engine.config import MilvusConfig
+from docray.engine.errors import BadInput, Corrupt, Unavailable
+from docray.engine.model import Chunk
+
+log = logging.getLogger(__name__)
+SCHEMA_VERSION = 1
+COLLECTIONS = ("chunks", "entities", "relations")
+_REF_KEYS = ("chunk_id", "entity_id", "relation_id")
+TEXT_BYTES, ID_BYTES = 65535, 512
+_INDEX_PARAMS = {"FLAT": {}, "IVF_FLAT": {"nlist": 128}, "IVF_SQ8": {"nlist": 128},
+                 "HNSW": {"M": 16, "efConstruction": 200}}
+_SEARCH_PARAMS = {"FLAT": {}, "IVF_FLAT": {"nprobe": 16}, "IVF_SQ8": {"nprobe": 16},
+                  "HNSW": {"ef": 128}}
+
+
+@dataclass
+class DenseHit:
+    id: str  # chunk_id / entity_id / relation_id
+    score: float
+    doc_id: str
+    page: int
+    modality: str
+    text: str
+    workspace: str = ""
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+class DenseStore(Protocol):
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None: ...
+    def delete_doc(self, workspace: str, doc_id: str) -> None: ...
+    def count(self, collection: str = "chunks", workspace: str | None = None,
+              doc_id: str | None = None) -> int: ...
+    def search_hybrid(self, query_text: str, query_vec: np.ndarray, k: int, workspace: str,
+                      doc_ids: Sequence[str] | None = None,
+                      modalities: Sequence[str] | None = None) -> list[DenseHit]: ...
+
+
+def truncate_bytes(text: str, limit: int) -> str:
+    """Longest prefix of ``text`` whose UTF-8 encoding fits ``limit`` bytes.
+
+    >>> truncate_bytes("héllo", 2)
+    'h'
+    """
+    data = text.encode("utf-8")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
+def row_id(workspace: str, key: str) -> str:
+    """Primary key: ids are unique per workspace, the collection spans workspaces."""
+    return truncate_bytes(f"{workspace}/{key}", ID_BYTES)
+
+
+def _q(value: str) -> str:
+    """A Milvus string literal.
+
+    >>> _q('a"b')
+    '"a\\\\"b"'
+    """
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def build_filter(workspace: str | None = None, doc_ids: Sequence[str] | None = None,
+                 modalities: Sequence[str] | None = None,
+                 pages: Sequence[int] | None = None) -> str:
+    """Boolean filter expression over the scalar fields.
+
+    >>> build_filter("w", ["d1"], None, [2])
+    'workspace == "w" and doc_id in ["d1"] and page in [2]'
+    """
+    parts = []
+    if workspace is not None:
+        parts.append(f"workspace == {_q(workspace)}")
+    if doc_ids is not None:
+        parts.append(f"doc_id in [{', '.join(_q(d) for d in doc_ids)}]")
+    if modalities is not None:
+        parts.append(f"modality in [{', '.join(_q(m) for m in modalities)}]")
+    if pages is not None:
+        parts.append(f"page in [{', '.join(str(int(p)) for p in pages)}]")
+    return " and ".join(parts)
+
+
+class MilvusDenseStore:
+    """:class:`DenseStore` over pymilvus ``MilvusClient``; one owner process per db file."""
+
+    def __init__(self, config: MilvusConfig, data_dir: str | Path, dim: int,
+                 encoder: str = "unknown"):
+        from pymilvus import MilvusClient
+
+        self.config, self.dim, self.encoder = config, int(dim), encoder
+        data_dir = Path(data_dir)
+        if config.uri.endswith(".db"):
+            db = Path(config.uri) if Path(config.uri).is_absolute() else data_dir / config.uri
+            db.parent.mkdir(parents=True, exist_ok=True)
+            self.uri, self.manifest_path = str(db), db.with_name(db.name + ".manifest.json")
+        else:
+            data_dir.mkdir(parents=True, exist_ok=True)
+            self.uri = config.uri
+            self.manifest_path = data_dir / f"{config.collection_prefix}_dense.manifest.json"
+        self._check_manifest()
+        try:
+            self.client = MilvusClient(uri=self.uri)
+        except Exception as err:  # noqa: BLE001 — pymilvus raises many types
+            raise Unavailable(f"Milvus at {self.uri} could not be opened "
+                              f"(another process may own the db file): {err}") from err
+        self.names = {c: f"{config.collection_prefix}_{c}" for c in COLLECTIONS}
+        for name in self.names.values():
+            self._ensure(name)
+        self._write_manifest()
+
+    # -- manifest and schema --------------------------------------------------------------
+    def _check_manifest(self) -> None:
+        if not self.manifest_path.exists():
+            return
+        try:
+            m = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            found = (int(m["schema_version"]), int(m["dim"]), str(m["encoder"]))
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise Corrupt(str(self.manifest_path), f"unreadable dense-store manifest: {err}")
+        want = (SCHEMA_VERSION, self.dim, self.encoder)
+        if found != want:
+            raise Corrupt(str(self.manifest_path),
+                          f"dense store was written with schema/dim/encoder {found}, opened with "
+                          f"{want}; re-ingest into a fresh data dir or restore the encoder config")
+
+    def _write_manifest(self) -> None:
+        body = {"schema_version": SCHEMA_VERSION, "dim": self.dim, "encoder": self.encoder,
+                "collections": sorted(self.names.values()), "index_type": self.config.index_type}
+        tmp = self.manifest_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(body, indent=2, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.manifest_path)
+
+    def _ensure(self, name: str) -> None:
+        from pymilvus import DataType, Function, FunctionType
+
+        c = self.client
+        if c.has_collection(name):
+            fields = {f["name"]: f for f in c.describe_collection(name)["fields"]}
+            got = int(fields.get("dense", {}).get("params", {}).get("dim", -1))
+            if got != self.dim:
+                raise Corrupt(self.uri, f"collection {name} has dim {got}, expected {self.dim}")
+            c.load_collection(name)
+            return
+        s = c.create_schema(auto_id=False, enable_dynamic_field=False)
+        s.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
+        s.add_field("workspace", DataType.VARCHAR, max_length=128, is_partition_key=True)
+        s.add_field("doc_id", DataType.VARCHAR, max_length=128)
+        s.add_field("modality", DataType.VARCHAR, max_length=32)
+        s.add_field("page", DataType.INT64)
+        s.add_field("text", DataType.VARCHAR, max_length=TEXT_BYTES, enable_analyzer=True)
+        s.add_field("payload", DataType.JSON)
+        s.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
+        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        s.add_function(Function(name=f"{name}_bm25", function_type=FunctionType.BM25,
+                                input_field_names=["text"], output_field_names=["sparse"]))
+        idx = c.prepare_index_params()
+        idx.add_index("dense", index_type=self.config.index_type, metric_type="COSINE",
+                      params=_INDEX_PARAMS[self.config.index_type])
+        idx.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        c.create_collection(name, schema=s, index_params=idx)
+        log.info("created Milvus collection %s (dim %d) at %s", name, self.dim, self.uri)
+
+    # -- writes ---------------------------------------------------------------------------
+    def _vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:
+        vecs = np.asarray(vectors, dtype=np.float32)
+        if vecs.shape != (n, self.dim):
+            raise BadInput("vectors", f"shape {vecs.shape} != ({n}, {self.dim})")
+        return vecs
+
+    def _upsert(self, collection: str, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        name = self.names[collection]
+        for s in range(0, len(rows), 512):
+            self.client.upsert(name, rows[s:s + 512])
+        self.client.flush(name)
+
+    def upsert_chunks(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
+        vecs = self._vectors(vectors, len(chunks))  # (n, dim)
+        rows = [{"id": row_id(c.workspace, c.chunk_id), "workspace": c.workspace,
+                 "doc_id": c.doc_id, "modality": c.modality,
+                 "page": c.pages[0] if c.pages else 0,
+                 "text": truncate_bytes(c.text, TEXT_BYTES),
+                 "payload": {"chunk_id": c.chunk_id, "pages": c.pages, "unit_ids": c.unit_ids,
+                             "section": c.section, "bbox": list(c.bbox) if c.bbox else None},
+                 "dense": v.tolist()} for c, v in zip(chunks, vecs)]
+        self._upsert("chunks", rows)
+
+    def _upsert_named(self, collection: str, key: str, workspace: str, doc_id: str,
+                      ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray,
+                      payloads: Sequence[dict[str, Any]] | None) -> None:
+        vecs = self._vectors(vectors, len(ids))  # (n, dim)
+        payloads = payloads or [{} for _ in ids]
+        rows = [{"id": row_id(workspace, f"{doc_id}:{i}"),
+                 "workspace": workspace, "doc_id": doc_id, "modality": key, "page": 0,
+                 "text": truncate_bytes(t, TEXT_BYTES), "payload": {**p, f"{key}_id": i},
+                 "dense": v.tolist()} for i, t, v, p in zip(ids, texts, vecs, payloads)]
+        self._upsert(collection, rows)
+
+    def upsert_entities(self, workspace: str, doc_id: str, ids: Sequence[str],
+                        texts: Sequence[str], vectors: np.ndarray,
+                        payloads: Sequence[dict[str, Any]] | None = None) -> None:
+        """One row per (document, entity); ``payload["entity_id"]`` is the entity id."""
+        self._upsert_named("entities", "entity", workspace, doc_id, ids, texts, vectors, payloads)
+
+    def upsert_relations(self, workspace: str, doc_id: str, ids: Sequence[str],
+                         texts: Sequence[str], vectors: np.ndarray,
+                         payloads: Sequence[dict[str, Any]] | None = None) -> None:
+        """One row per (document, relation); ``payload["relation_id"]`` is its id."""
+        self._upsert_named("relations", "relation", workspace, doc_id, ids, texts, vectors,
+                           payloads)
+
+    def delete_doc(self, workspace: str, doc_id: str) -> None:
+        expr = build_filter(workspace, [doc_id])
+        for name in self.names.values():
+            self.client.delete(name, filter=expr)
+            self.client.flush(name)
+
+    # -- reads ----------------------------------------------------------------------------
+    def _name(self, collection: str) -> str:
+        if collection in self.names:
+            return self.names[collection]
+        if collection in self.names.values():
+            return collection
+        raise BadInput("collection", f"{collection!r} is not one of {', '.join(COLLECTIONS)}")
+
+    def count(self, collection: str = "chunks", workspace: str | None = None,
+              doc_id: str | None = None) -> int:
+        expr = build_filter(workspace, [doc_id] if doc_id is not None else None)
+        res = self.client.query(self._name(collection), filter=expr, output_fields=["count(*)"])
+        return int(res[0]["count(*)"]) if res else 0
+
+    def _hits(self, result, workspace: str, bm25: bool = False) -> list[DenseHit]:
+        """Hits in Milvus order; milvus-lite reports BM25 as a negative distance."""
+        out = []
+        for h in result[0] if result else []:
+            e = h.get("entity", {})
+            payload, d = e.get("payload") or {}, float(h["distance"])
+            ref = next((payload[k] for k in _REF_KEYS if k in payload), str(h["id"]))
+            out.append(DenseHit(id=str(ref), score=abs(d) if bm25 else d,
+                                doc_id=e.get("doc_id", ""), page=int(e.get("page", 0)),
+                                modality=e.get("modality", ""), text=e.get("text", ""),
+                                workspace=workspace, payload=payload))
+        return out
+
+    _FIELDS = ["doc_id", "page", "modality", "text", "payload"]
+
+    def search_dense(self, query_vec: np.ndarray, k: int, workspace: str,
+                     doc_ids: Sequence[str] | None = None,
+                     modalities: Sequence[str] | None = None,
+                     pages: Sequence[int] | None = None,
+                     collection: str = "chunks") -> list[DenseHit]:
+        vec = np.asarray(query_vec, np.float32).reshape(-1)  # (dim,)
+        res = self.client.search(
+            self._name(collection), data=[vec.tolist()], anns_field="dense", limit=k,
+            filter=build_filter(workspace, doc_ids, modalities, pages), output_fields=self._FIELDS,
+            search_params={"metric_type": "COSINE",
+                           "params": _SEARCH_PARAMS[self.config.index_type]})
+        return self._hits(res, workspace)
+
+    def search_sparse(self, query_text: str, k: int, workspace: str,
+                      doc_ids: Sequence[str] | None = None,
+                      modalities: Sequence[str] | None = None,
+                      pages: Sequence[int] | None = None,
+                      collection: str = "chunks") -> list[DenseHit]:
+        """BM25 over ``text`` (scores are positive; larger is better)."""
+        if not query_text.strip():
+            return []
+        res = self.client.search(
+            self._name(collection), data=[query_text], anns_field="sparse", limit=k,
+            filter=build_filter(workspace, doc_ids, modalities, pages), output_fields=self._FIELDS,
+            search_params={"metric_type": "BM25"})
+        return self._hits(res, workspace, bm25=True)
+
+    def search_hybrid(self, query_text: str, query_vec: np.ndarray, k: int, workspace: str,
+                      doc_ids: Sequence[str] | None = None,
+                      modalities: Sequence[str] | None = None,
+                      pages: Sequence[int] | None = None, collection: str = "chunks",
+                      weights: tuple[float, float] | None = None,
+                      candidates: int | None = None) -> list[DenseHit]:
+        """Dense ∪ BM25 fused by Milvus: RRF (k=60) by default, WeightedRanker(dense,
+        sparse) when ``weights`` is given."""
+        from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
+
+        if not query_text.strip():
+            return self.search_dense(query_vec, k, workspace, doc_ids, modalities, pages,
+                                     collection)
+        expr, limit = build_filter(workspace, doc_ids, modalities, pages), candidates or max(k, 50)
+        vec = np.asarray(query_vec, np.float32).reshape(-1)  # (dim,)
+        reqs = [AnnSearchRequest(data=[vec.tolist()], anns_field="dense", limit=limit, expr=expr,
+                                 param={"metric_type": "COSINE",
+                                        "params": _SEARCH_PARAMS[self.config.index_type]}),
+                AnnSearchRequest(data=[query_text], anns_field="sparse", limit=limit, expr=expr,
+                                 param={"metric_type": "BM25"})]
+        ranker = WeightedRanker(*weights) if weights else RRFRanker(60)
+        res = self.client.hybrid_search(self._name(collection), reqs, ranker, limit=k,
+                                        output_fields=self._FIELDS)
+        return self._hits(res, workspace)
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,139 @@
+"""MilvusDenseStore on milvus-lite files under tmp_path (small dims, hand-made vectors)."""
+import json
+
+import numpy as np
+import pytest
+
+from docray.engine.config import MilvusConfig
+from docray.engine.errors import BadInput, Corrupt
+from docray.engine.index.dense import MilvusDenseStore, truncate_bytes
+from docray.engine.model import Chunk
+
+DIM = 8
+
+
+def _vec(i: int) -> np.ndarray:
+    v = np.zeros(DIM, np.float32)
+    v[i % DIM], v[(i + 3) % DIM] = 1.0, 0.3
+    return v / np.linalg.norm(v)
+
+
+def _chunks(doc: str, ws: str, texts: list[str], modality: str = "text") -> list[Chunk]:
+    return [Chunk(chunk_id=f"{doc}:c{i}", doc_id=doc, text=t, modality=modality, pages=[i + 1],
+                  unit_ids=[f"{doc}:u{i}"], section=["Intro"], bbox=(0.1, 0.2, 0.3, 0.4),
+                  workspace=ws) for i, t in enumerate(texts)]
+
+
+TEXTS = ["Solar panels convert sunlight into electricity.",
+         "The quarterly revenue of Acme grew by 8 percent.",
+         "Photosynthesis turns light into chemical energy in leaves."]
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t"), tmp_path, dim=DIM,
+                         encoder="fake")
+    yield s
+    s.close()
+
+
+def _fill(store, doc="docA", ws="w1", texts=TEXTS, base=0):
+    chunks = _chunks(doc, ws, texts)
+    store.upsert_chunks(chunks, np.stack([_vec(base + i) for i in range(len(chunks))]))
+    return chunks
+
+
+def test_upsert_is_idempotent_and_counts_filter(store):
+    _fill(store)
+    _fill(store)
+    _fill(store, doc="docB", texts=TEXTS[:2])
+    assert store.count() == 5
+    assert store.count("chunks", workspace="w1", doc_id="docA") == 3
+    assert store.count("entities") == 0
+
+
+def test_same_chunk_id_in_two_workspaces_is_isolated(store):
+    _fill(store, ws="w1")
+    _fill(store, ws="w2", base=5)
+    assert store.count(workspace="w1") == 3 and store.count(workspace="w2") == 3
+    hits = store.search_dense(_vec(0), 10, "w2")
+    assert {h.workspace for h in hits} == {"w2"} and len(hits) == 3
+    assert hits[0].id == "docA:c0" or hits[0].score < 1.0  # w2 has no exact _vec(0)
+    assert store.search_sparse("Acme", 5, "w3") == []
+
+
+def test_delete_doc_removes_only_that_doc_everywhere(store):
+    _fill(store, doc="docA")
+    _fill(store, doc="docB")
+    store.upsert_entities("w1", "docA", ["e1", "e2"], ["Acme", "solar panel"],
+                          np.stack([_vec(1), _vec(2)]))
+    store.upsert_relations("w1", "docA", ["r1"], ["Acme makes solar panel"], _vec(3)[None])
+    store.upsert_entities("w1", "docB", ["e1"], ["Acme"], _vec(1)[None])
+    store.delete_doc("w1", "docA")
+    assert store.count(doc_id="docA") == 0 and store.count(doc_id="docB") == 3
+    assert store.count("entities") == 1 and store.count("relations") == 0
+    store.delete_doc("w1", "docA")  # idempotent
+
+
+def test_bm25_finds_exact_keyword(store):
+    _fill(store)
+    hits = store.search_sparse("Acme revenue", 3, "w1")
+    assert hits[0].id == "docA:c1" and hits[0].score > 0
+    assert hits[0].payload["unit_ids"] == ["docA:u1"] and hits[0].page == 2
+
+
+def test_dense_search_filters_and_payload(store):
+    _fill(store)
+    store.upsert_chunks(_chunks("docT", "w1", ["Table 1: revenue by year"], "table"),
+                        _vec(0)[None])
+    hits = store.search_dense(_vec(0), 5, "w1")
+    assert {hits[0].id, hits[1].id} == {"docA:c0", "docT:c0"}
+    assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+    only = store.search_dense(_vec(0), 5, "w1", modalities=["table"])
+    assert [h.id for h in only] == ["docT:c0"] and only[0].modality == "table"
+    assert only[0].payload["section"] == ["Intro"] and only[0].payload["bbox"] == [0.1, 0.2,
+                                                                                 0.3, 0.4]
+    assert [h.doc_id for h in store.search_dense(_vec(0), 5, "w1", doc_ids=["docA"])] == \
+        ["docA"] * 3
+
+
+def test_hybrid_returns_the_right_chunk(store):
+    _fill(store)
+    # dense points at chunk 2 (photosynthesis), BM25 too: both agree
+    hits = store.search_hybrid("photosynthesis leaves", _vec(2), 3, "w1")
+    assert hits[0].id == "docA:c2" and hits[0].text == TEXTS[2]
+    # dense is ambiguous (a vector near nothing); the keyword decides
+    hits = store.search_hybrid("Acme quarterly revenue", np.ones(DIM, np.float32), 3, "w1")
+    assert hits[0].id == "docA:c1"
+    weighted = store.search_hybrid("Acme", _vec(1), 2, "w1", weights=(0.5, 0.5))
+    assert weighted[0].id == "docA:c1"
+    assert store.search_hybrid("", _vec(0), 1, "w1")[0].id == "docA:c0"
+
+
+def test_bad_vectors_and_long_text(store):
+    with pytest.raises(BadInput):
+        store.upsert_chunks(_chunks("d", "w1", ["x"]), np.zeros((1, DIM + 1)))
+    long = "é" * 40000  # 80000 bytes
+    store.upsert_chunks(_chunks("d", "w1", [long]), _vec(0)[None])
+    (hit,) = store.search_dense(_vec(0), 1, "w1")
+    assert len(hit.text.encode()) <= 65535
+    assert truncate_bytes("aé", 2) == "a"
+
+
+def test_reopen_and_manifest_mismatch(tmp_path):
+    cfg = MilvusConfig(uri="m.db")
+    s = MilvusDenseStore(cfg, tmp_path, dim=DIM, encoder="fake")
+    _fill(s)
+    s.close()
+    manifest = json.loads((tmp_path / "m.db.manifest.json").read_text())
+    assert manifest["dim"] == DIM and manifest["encoder"] == "fake"
+    s = MilvusDenseStore(cfg, tmp_path, dim=DIM, encoder="fake")
+    assert s.count() == 3 and s.search_sparse("Acme", 1, "w1")[0].id == "docA:c1"
+    s.close()
+    with pytest.raises(Corrupt, match="m.db.manifest.json"):
+        MilvusDenseStore(cfg, tmp_path, dim=DIM * 2, encoder="fake")
+    with pytest.raises(Corrupt, match="encoder"):
+        MilvusDenseStore(cfg, tmp_path, dim=DIM, encoder="other")
+    (tmp_path / "m.db.manifest.json").write_text("{not json")
+    with pytest.raises(Corrupt):
+        MilvusDenseStore(cfg, tmp_path, dim=DIM, encoder="fake")
