@@ -71,7 +71,8 @@ def parse(file: Path = typer.Argument(..., help="PDF, image or text file."),
     counts: dict[str, int] = {}
     for u in doc.units:
         counts[u.modality] = counts.get(u.modality, 0) + 1
-    table = Table(title=f"{doc.filename} ({doc.doc_id})")
+    out.print(f"[bold]{doc.filename}[/bold] ({doc.doc_id})", highlight=False)
+    table = Table()
     table.add_column("modality")
     table.add_column("units", justify="right")
     for k in sorted(counts):
@@ -82,6 +83,50 @@ def parse(file: Path = typer.Argument(..., help="PDF, image or text file."),
         table.add_row("[bold]OCR pages", str(ocr))
     out.print(table)
     out.print(f"wrote {out_dir / 'content_list.json'}")
+
+
+@app.command()
+@_friendly
+def ingest(paths: list[Path] = typer.Argument(..., help="Files or directories."),
+           workspace: Optional[str] = typer.Option(None, "--workspace", "-w"),
+           config: Optional[Path] = typer.Option(None, "--config", help="YAML config."),
+           as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+           local: bool = typer.Option(False, "--local", help="Run in-process, without Ray.")):
+    """Ingest documents into every index (resumable; re-ingesting is a no-op)."""
+    from docray.engine.cli_ingest import run_ingest
+
+    result = run_ingest(paths, config, workspace, as_json, local)
+    if result["ok"] == 0 and result["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+@_friendly
+def delete(doc: str = typer.Argument(..., help="doc_id, doc_id prefix or file name."),
+           workspace: Optional[str] = typer.Option(None, "--workspace", "-w"),
+           config: Optional[Path] = typer.Option(None, "--config", help="YAML config.")):
+    """Remove a document from every store; the graph is updated incrementally."""
+    from docray.engine.cli_ingest import run_delete
+
+    run_delete(doc, config, workspace)
+
+
+@app.command()
+@_friendly
+def query(question: Optional[str] = typer.Argument(None, help="The question."),
+          questions: Optional[Path] = typer.Option(None, "--questions",
+                                                   help="JSONL of {id, question, doc?}."),
+          workspace: Optional[str] = typer.Option(None, "--workspace", "-w"),
+          doc: Optional[str] = typer.Option(None, "--doc", help="Restrict to one document."),
+          mode: str = typer.Option("hybrid", "--mode",
+                                   help="hybrid, chunk-only, graph-only, page-only, no-rerank"),
+          top_k: int = typer.Option(5, "--top-k", min=1, max=50),
+          config: Optional[Path] = typer.Option(None, "--config", help="YAML config."),
+          as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """Answer a question (or a JSONL batch) with citations, or abstain."""
+    from docray.engine.cli_query import run_query
+
+    run_query(question, questions, config, workspace, doc, mode, top_k, as_json)
 
 
 @app.command()

@@ -131,6 +131,9 @@ class RetrieveConfig(_Strict):
         default_factory=lambda: {"dense": 1.0, "sparse": 1.0, "graph": 0.5, "page": 1.0,
                                  "modality": 0.3})
     reranker: Literal["late-interaction", "cross-encoder", "none"] = "late-interaction"
+    cross_encoder_model: str = Field("BAAI/bge-reranker-v2-m3",
+                                     description="Local path (or hub id) of the cross-encoder.")
+    rerank_depth: int = Field(20, ge=1, le=200, description="Fused candidates to rerank.")
 
 
 class SynthesizeConfig(_Strict):

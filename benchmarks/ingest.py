@@ -1,0 +1,117 @@
+"""Ingestion benchmark over the corpus: Ray Data pipeline vs the same stages in-process.
+
+    python benchmarks/ingest.py                 # full corpus (60 PDFs, 2,688 pages)
+    python benchmarks/ingest.py --limit 10      # first 10 documents
+    python benchmarks/ingest.py --skip-local    # Ray only
+
+Writes benchmarks/results/ingest.json and ingest.png: end-to-end pages/s, seconds per
+stage (summed over documents), peak RSS of the process tree, and page coverage of the
+three indexes (page store, Milvus chunks, graph).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import CORPUS, RESULTS, PeakRSS, machine, write_result  # noqa: E402
+
+from docray.engine.config import config_from_dict  # noqa: E402
+
+
+def coverage(cfg, workspace: str) -> dict:
+    from docray.engine.ingest.stores import Stores
+
+    s = Stores.open(cfg)
+    try:
+        docs = s.catalog.list(workspace, status="done")
+        n_pages = sum(d["n_pages"] for d in docs)
+        paged = {(r.doc_id, r.page_no) for r, _ in s.pages.pages(workspace)}
+        chunk_pages = {(c.doc_id, p) for c in s.content.doc_chunks(workspace) for p in c.pages}
+        graph_docs = sum(s.graph.has_doc(workspace, d["doc_id"]) for d in docs)
+        unit_pages = {(d["doc_id"], p) for d in docs for p in range(1, d["n_pages"] + 1)
+                      if str(p) not in d["stats"].get("skipped_pages", {})}
+        return {"documents": len(docs), "pages": n_pages, "pages_in_page_index": len(paged),
+                "pages_with_units": len(unit_pages),
+                "pages_with_milvus_chunks": len(chunk_pages & unit_pages),
+                "documents_in_graph": graph_docs,
+                "milvus_chunks": s.dense.count("chunks", workspace=workspace),
+                "graph": s.graph.counts(workspace)}
+    finally:
+        s.close()
+
+
+def run(kind: str, files: list[Path], data_dir: Path) -> dict:
+    from docray.engine.ingest import ingest, ingest_local
+
+    cfg = config_from_dict({"paths": {"data_dir": str(data_dir)},
+                            "ray": {"num_cpus": 2, "object_store_mb": 1024}})
+    fn = ingest if kind == "ray" else ingest_local
+    t0 = time.perf_counter()
+    with PeakRSS() as rss:
+        summary = fn(files, cfg, "bench")
+    wall = time.perf_counter() - t0
+    out = summary.to_dict()
+    out.update(wall_s=round(wall, 1), pages_per_s=round(summary.pages / wall, 3),
+               peak_rss_mb=rss.peak_mb, coverage=coverage(cfg, "bench"))
+    logging.info("%s: %d pages in %.0f s = %.2f pages/s", kind, summary.pages, wall,
+                 summary.pages / wall)
+    return out
+
+
+def plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    runs = [k for k in ("ray", "local") if k in result["runs"]]
+    a.bar(runs, [result["runs"][k]["pages_per_s"] for k in runs], color=["#1f77b4", "#aaa"])
+    a.axhline(3.0, ls="--", c="r", label="target 3 pages/s")
+    a.set_ylabel("pages / s (end to end)")
+    a.legend()
+    stages = result["runs"]["ray"]["stage_seconds"]
+    b.barh(list(stages), list(stages.values()))
+    b.set_xlabel("seconds, summed over documents (Ray run)")
+    fig.suptitle(f"docray ingestion — {result['runs']['ray']['pages']} pages")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--skip-local", action="store_true")
+    ap.add_argument("--keep", type=Path, default=None, help="Keep the Ray run's data dir here.")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    files = sorted(CORPUS.glob("*.pdf"))[: args.limit]
+    result = {"machine": machine(), "files": len(files), "runs": {}}
+    tmp = Path(tempfile.mkdtemp(prefix="docray-bench-"))
+    try:
+        ray_dir = args.keep or tmp / "ray"
+        if ray_dir.exists():
+            shutil.rmtree(ray_dir)
+        result["runs"]["ray"] = run("ray", files, ray_dir)
+        import ray
+
+        ray.shutdown()
+        if not args.skip_local:
+            result["runs"]["local"] = run("local", files, tmp / "local")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if "local" in result["runs"]:
+        result["ray_over_local"] = round(result["runs"]["ray"]["pages_per_s"]
+                                         / result["runs"]["local"]["pages_per_s"], 2)
+    write_result("ingest", result)
+    plot(result, RESULTS / "ingest.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""Ingestion stages: each module is a pure core over rows plus a thin Ray wrapper.
+
+A row is a plain dict that flows through every stage. Keys set so far:
+
+* ``path``, ``workspace``, ``doc_id``           — set by the planner
+* ``status`` (``ok`` / ``failed``), ``error``   — a failed row passes through untouched
+* ``doc``                                       — Document JSON (parse)
+* ``chunks``                                    — Chunk JSON list (describe_chunk)
+* ``chunk_vecs``, ``page_nos``, ``page_offsets``, ``page_tokens`` — arrays (encode)
+* ``graph``                                     — nodes/edges JSON (graph)
+* ``timings``                                   — seconds per stage
+"""
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+log = logging.getLogger(__name__)
+
+
+def failed(row: dict[str, Any]) -> bool:
+    return row.get("status") == "failed"
+
+
+@contextmanager
+def stage(row: dict[str, Any], name: str) -> Iterator[None]:
+    """Time a stage and turn its exception into a recorded failure for this row only."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    except Exception as err:  # noqa: BLE001 — one bad document must not stop the batch
+        row["status"] = "failed"
+        row["error"] = f"{name}: {type(err).__name__}: {err}"
+        log.warning("%s failed in %s: %s", row.get("path"), name, err)
+    finally:
+        timings = dict(row.get("timings") or {})
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
+        row["timings"] = timings

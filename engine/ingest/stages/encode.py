@@ -1,0 +1,122 @@
+"""Stage: encode (dense chunk vectors + page multi-vectors).
+
+Input row:  doc, chunks
+Output row: + chunk_vecs (n_chunks, dim) float32,
+            page_nos (n_pages,) int32, page_offsets (n_pages + 1,) int64,
+            page_tokens (total_tokens, page_dim) float16
+Ray: an actor pool (``ActorPoolStrategy``) so the encoder loads once per actor.
+
+With the ``text-tokens`` page encoder, ONE forward pass over the chunk texts yields both
+the chunk vectors and the token vectors; a page's multi-vector is the token vectors of
+the chunks that lie on it (capped at ``embed.page.max_tokens``). Other page encoders
+(ColPali) embed the page renders.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from docray.engine.config import DocrayConfig
+from docray.engine.ingest.stages import failed, stage
+from docray.engine.model import Chunk, Document
+
+
+def _cap(tokens: np.ndarray, cap: int) -> np.ndarray:
+    if len(tokens) <= cap:
+        return tokens
+    keep = np.linspace(0, len(tokens) - 1, cap).round().astype(np.int64)  # (cap,)
+    return tokens[keep]
+
+
+def pages_from_chunk_tokens(doc: Document, chunks: list[Chunk], token_vecs: list[np.ndarray],
+                            dim: int, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group chunk token vectors by page → (page_nos, offsets, tokens).
+
+    Every page of the document gets an entry, with zero tokens when nothing is on it,
+    so the page index holds every page.
+    """
+    per_page: dict[int, list[np.ndarray]] = {p.page: [] for p in doc.pages}
+    for chunk, toks in zip(chunks, token_vecs):
+        for page in chunk.pages:
+            per_page.setdefault(page, []).append(toks)
+    page_nos = np.array(sorted(per_page), dtype=np.int32)
+    mats = []
+    for p in page_nos:
+        parts = per_page[int(p)]
+        mat = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)  # (n_tok, dim)
+        mats.append(_cap(mat, cap).astype(np.float16))
+    offsets = np.zeros(len(mats) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(m) for m in mats])
+    tokens = np.concatenate(mats) if mats else np.zeros((0, dim), np.float16)  # (total, dim)
+    return page_nos, offsets, tokens
+
+
+MAX_ENTITIES, MAX_RELATIONS = 3000, 2000
+
+
+def graph_vectors(graph: dict[str, Any], encoder) -> dict[str, Any]:
+    """Vectors for entity names (+description) and the strongest relations, so the
+    entity and relation collections in Milvus can be searched by meaning."""
+    ents = [n for n in graph["nodes"] if n["kind"] == "entity"][:MAX_ENTITIES]
+    names = {n["id"]: n["name"] for n in graph["nodes"]}
+    rels = sorted((e for e in graph["edges"] if e["src"] in names and e["dst"] in names
+                   and e["type"] not in ("row-of", "column-of", "unit-of")),
+                  key=lambda e: -e.get("weight", 1.0))[:MAX_RELATIONS]
+    ent_texts = [" ".join(filter(None, [n["name"], n["attrs"].get("description", "")]))
+                 for n in ents]
+    rel_texts = [f"{names[e['src']]} {e['type']} {names[e['dst']]}" for e in rels]
+    texts = ent_texts + rel_texts
+    vecs = encoder.encode(texts) if texts else np.zeros((0, encoder.dim), np.float32)
+    return {"entity_ids": [n["id"] for n in ents], "entity_texts": ent_texts,
+            "entity_vecs": np.asarray(vecs[:len(ents)], np.float32),
+            "relation_ids": [f"{e['src']}|{e['type']}|{e['dst']}" for e in rels],
+            "relation_texts": rel_texts,
+            "relation_vecs": np.asarray(vecs[len(ents):], np.float32)}
+
+
+def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encoder=None):
+    row = dict(row)
+    if failed(row):
+        return row
+    with stage(row, "encode"):
+        doc = Document.model_validate_json(row["doc"])
+        chunks = [Chunk.model_validate(c) for c in json.loads(row["chunks"])]
+        texts = [c.text for c in chunks]
+        if texts:
+            vecs, token_vecs = text_encoder.encode_with_tokens(texts)  # (n, dim), [(t, dim)]
+        else:
+            vecs, token_vecs = np.zeros((0, text_encoder.dim), np.float32), []
+        row["chunk_vecs"] = np.asarray(vecs, dtype=np.float32)
+    if failed(row):
+        return row
+    if row.get("graph"):
+        with stage(row, "encode_graph"):
+            row.update(graph_vectors(json.loads(row["graph"]), text_encoder))
+    if failed(row):
+        return row
+    with stage(row, "page_vectors"):
+        if page_encoder is None:
+            nos, offs, toks = pages_from_chunk_tokens(doc, chunks, token_vecs, text_encoder.dim,
+                                                      cfg.embed.page.max_tokens)
+        else:
+            nos, offs, toks = page_encoder.encode_document(doc)
+        row["page_nos"], row["page_offsets"], row["page_tokens"] = nos, offs, toks
+    return row
+
+
+class EncodeActor:
+    """Ray actor-pool wrapper: loads the encoders once per actor."""
+
+    def __init__(self, cfg_json: str):
+        from docray.engine.embed import get_page_encoder, get_text_encoder
+
+        self.cfg = DocrayConfig.model_validate_json(cfg_json)
+        self.text = get_text_encoder(self.cfg.embed.text)
+        self.page = None
+        if self.cfg.embed.page.backend != "text-tokens":
+            self.page = get_page_encoder(self.cfg.embed.page, self.text)
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
+        return encode_row(row, self.cfg, self.text, self.page)

@@ -1,0 +1,50 @@
+"""Stage: graph extraction (table/figure/equation structure + text entities).
+
+Input row:  doc, chunks
+Output row: + graph (JSON: {"nodes": [...], "edges": [...]})
+Ray: a task per document for ``lexical``; ``llm`` extraction calls an external server.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from docray.engine.config import DocrayConfig
+from docray.engine.ingest.stages import failed, stage
+from docray.engine.model import Chunk, Document
+
+
+def graph_row(row: dict[str, Any], extractor) -> dict[str, Any]:
+    from docray.engine.graph import build_doc_graph
+
+    row = dict(row)
+    if failed(row):
+        return row
+    with stage(row, "graph"):
+        doc = Document.model_validate_json(row["doc"])
+        chunks = [Chunk.model_validate(c) for c in json.loads(row["chunks"])]
+        nodes, edges = build_doc_graph(doc.units, chunks, extractor)
+        row["graph"] = json.dumps({"nodes": [_plain(n) for n in nodes],
+                                   "edges": [_plain(e) for e in edges]})
+    return row
+
+
+def _plain(rec: Any) -> dict[str, Any]:
+    if hasattr(rec, "model_dump"):
+        return rec.model_dump()
+    if hasattr(rec, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(rec)
+    return dict(rec)
+
+
+class GraphFn:
+    def __init__(self, cfg_json: str):
+        from docray.engine.graph.extract import make_extractor
+
+        self.cfg = DocrayConfig.model_validate_json(cfg_json)
+        self.extractor = make_extractor(self.cfg.extract)
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
+        return graph_row(row, self.extractor)

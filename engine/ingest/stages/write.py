@@ -1,0 +1,69 @@
+"""Stage: write (runs in the driver, the single owner of the stores).
+
+Input row:  every key produced upstream
+Effect:     Milvus chunks/entities/relations, page store, graph store, catalog.
+Order: stores first, catalog ``done`` last — a crash in between leaves the document
+``running`` and the next run deletes its partial rows before redoing it.
+Returns a small result dict for the run summary.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import numpy as np
+
+from docray.engine.graph.records import Edge, Node
+from docray.engine.ingest.stages import failed
+from docray.engine.model import Chunk, Document
+
+log = logging.getLogger(__name__)
+
+
+def _fail(row: dict[str, Any], stores) -> dict[str, Any]:
+    ws, doc_id = row["workspace"], row["doc_id"]
+    stores.delete_doc(ws, doc_id, keep_catalog=True)
+    stores.catalog.upsert(ws, doc_id, row["path"], row.get("filename") or row["path"],
+                          "failed", error=row.get("error") or "unknown error")
+    return {"status": "failed", "filename": row.get("filename") or row["path"],
+            "error": row.get("error")}
+
+
+def write_row(row: dict[str, Any], stores) -> dict[str, Any]:
+    if failed(row):
+        return _fail(row, stores)
+    ws, doc_id = row["workspace"], row["doc_id"]
+    try:
+        doc = Document.model_validate_json(row["doc"])
+        chunks = [Chunk.model_validate(c) for c in json.loads(row["chunks"])]
+        graph = json.loads(row["graph"])
+        stores.dense.upsert_chunks(chunks, np.asarray(row["chunk_vecs"], np.float32))
+        for kind, upsert in (("entity", stores.dense.upsert_entities),
+                             ("relation", stores.dense.upsert_relations)):
+            ids = list(row.get(f"{kind}_ids") or [])
+            if ids:
+                upsert(ws, doc_id, ids, list(row[f"{kind}_texts"]),
+                       np.asarray(row[f"{kind}_vecs"], np.float32))
+        offs = np.asarray(row["page_offsets"])
+        toks = np.asarray(row["page_tokens"])
+        pages = [(int(p), toks[offs[i]:offs[i + 1]]) for i, p in enumerate(row["page_nos"])]
+        stores.pages.add_pages(ws, doc_id, pages)
+        stores.content.add_doc(ws, doc.units, chunks)
+        stores.graph.add([Node.from_dict(n) for n in graph["nodes"]],
+                         [Edge(**e) for e in graph["edges"]], doc_id=doc_id, workspace=ws)
+        stores.graph.save()
+    except Exception as err:  # noqa: BLE001 — record, clean up, keep the batch going
+        row = {**row, "status": "failed", "error": f"write: {type(err).__name__}: {err}"}
+        log.warning("%s failed while writing: %s", row["path"], err)
+        return _fail(row, stores)
+    units: dict[str, int] = {}
+    for u in doc.units:
+        units[u.modality] = units.get(u.modality, 0) + 1
+    stats = {"units": units, "chunks": len(chunks), "timings": row.get("timings", {}),
+             "ocr_pages": sum(p.ocr for p in doc.pages),
+             "skipped_pages": {p.page: p.skip_reason for p in doc.pages if p.skip_reason}}
+    stores.catalog.upsert(ws, doc_id, row["path"], doc.filename, "done",
+                          n_pages=doc.n_pages, n_units=len(doc.units), stats=stats)
+    return {"status": "ok", "filename": doc.filename, "pages": doc.n_pages,
+            "units": units, "chunks": len(chunks), "timings": row.get("timings", {})}

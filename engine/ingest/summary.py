@@ -1,0 +1,42 @@
+"""What an ingestion run did, for the CLI table and ``--json``."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Summary:
+    workspace: str
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0
+    pages: int = 0
+    units: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    graph: dict[str, int] = field(default_factory=dict)
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, result: dict[str, Any]) -> None:
+        if result["status"] == "failed":
+            self.failed += 1
+            self.failures.append({"file": result["filename"], "error": result["error"]})
+            return
+        self.ok += 1
+        self.pages += result["pages"]
+        self.chunks += result["chunks"]
+        for k, v in result["units"].items():
+            self.units[k] = self.units.get(k, 0) + v
+        for k, v in result["timings"].items():
+            self.stage_seconds[k] = self.stage_seconds.get(k, 0.0) + v
+
+    @property
+    def pages_per_s(self) -> float:
+        return self.pages / self.seconds if self.seconds else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["pages_per_s"] = round(self.pages_per_s, 3)
+        return d
