@@ -253,6 +253,11 @@ class GraphStore:
             self._cache[key] = idx
         return self._cache[key]
 
+    def lookup(self, text: str, workspace: str = "default") -> list[Node]:
+        """Nodes whose normalised name or alias equals ``text`` exactly (O(1), query path)."""
+        return [self.node_at(i) for i in sorted(self._alias_index(workspace)
+                                                 .get(normalize(text), ()))]
+
     def find_nodes(self, text: str, kind: str | None = None, workspace: str = "default",
                    limit: int = 20) -> list[tuple[Node, float]]:
         """Nodes whose normalised name or alias equals ``text`` (score 1.0), else token-overlap

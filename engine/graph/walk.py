@@ -14,6 +14,7 @@ from typing import Literal, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from docray.engine.graph.records import Node
 from docray.engine.graph.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -53,13 +54,40 @@ def k_hop(store: GraphStore, seeds: dict[str, float], hops: int, workspace: str 
     x = _seed_vector(store, seeds, workspace)
     if not x.any() or hops <= 0:
         return _to_dict(store, x, workspace)
-    adj = store.adjacency(edge_types)
-    step = (_transition(adj) if normalize else adj).T.tocsr()  # (n, n): new = stepᵀ-walk
+    return _to_dict(store, _walk(store, x, hops, decay, edge_types, normalize), workspace)
+
+
+def _step(store: GraphStore, edge_types: Sequence[str] | None, normalize: bool) -> sp.csr_matrix:
+    """Walk operator, cached on the store until its next write (query-time hot path)."""
+    key = ("step", None if edge_types is None else frozenset(edge_types), normalize)
+    if key not in store._cache:
+        adj = store.adjacency(edge_types)
+        store._cache[key] = (_transition(adj) if normalize else adj).T.tocsr()  # (n, n)
+    return store._cache[key]
+
+
+def _walk(store: GraphStore, x: np.ndarray, hops: int, decay: float,
+          edge_types: Sequence[str] | None, normalize: bool) -> np.ndarray:
+    step = _step(store, edge_types, normalize)
     best, frontier = x.copy(), x
     for _ in range(hops):
         frontier = decay * (step @ frontier)  # (n,)
         best = np.maximum(best, frontier)
-    return _to_dict(store, best, workspace)
+    return best
+
+
+def k_hop_top(store: GraphStore, seeds: dict[str, float], hops: int, workspace: str = "default",
+              top_n: int = 200, decay: float = 0.5) -> list[tuple[Node, float]]:
+    """The ``top_n`` best-scoring nodes of a k-hop walk (no dict of every reached node)."""
+    x = _seed_vector(store, seeds, workspace)
+    if not x.any():
+        return []
+    best = _walk(store, x, hops, decay, None, True) * store.workspace_mask(workspace)  # (n,)
+    nz = np.flatnonzero(best > 0)
+    if len(nz) > top_n:
+        nz = nz[np.argpartition(-best[nz], top_n)[:top_n]]
+    nz = nz[np.argsort(-best[nz], kind="stable")]
+    return [(store.node_at(int(i)), float(best[i])) for i in nz]
 
 
 def structural_importance(store: GraphStore, workspace: str = "default",

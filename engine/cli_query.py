@@ -1,0 +1,101 @@
+"""``docray query``: one question or a JSONL batch, answers with citations."""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+out = Console()
+
+
+class Session:
+    """Opens stores and models once; answers many questions (batch mode, benchmarks)."""
+
+    def __init__(self, config: Optional[Path] = None, cfg=None):
+        from docray.engine.cli import _config
+        from docray.engine.ingest.stores import Stores
+        from docray.engine.retrieve.engine import QueryEngine
+        from docray.engine.retrieve.parts import build_parts
+
+        self.cfg = cfg or _config(config)
+        self.stores = Stores.open(self.cfg)
+        self.engine = QueryEngine(self.cfg, build_parts(self.cfg, self.stores))
+
+    def resolve_doc(self, workspace: str, ref: Optional[str]) -> Optional[list[str]]:
+        from docray.engine.errors import BadInput
+
+        if not ref:
+            return None
+        row = self.stores.catalog.find(workspace, ref)
+        if row is None:
+            raise BadInput("doc", f"no document {ref!r} in workspace {workspace!r}")
+        return [row["doc_id"]]
+
+    async def ask(self, question: str, workspace: Optional[str] = None, doc: Optional[str] = None,
+                  mode: str = "hybrid", top_k: int = 5) -> dict[str, Any]:
+        ws = workspace or self.cfg.paths.workspace
+        result = await self.engine.query(question, ws, self.resolve_doc(ws, doc), mode, top_k)
+        return to_json(result)
+
+    def close(self) -> None:
+        self.stores.close()
+
+
+def to_json(result) -> dict[str, Any]:
+    a = result.answer
+    return {"answer": a.answer, "abstained": a.abstained, "reason": a.reason,
+            "evidence": [e.model_dump(exclude={"unit_id", "chunk_id"}) for e in a.evidence],
+            "timings": result.timings}
+
+
+def run_query(question: Optional[str], questions: Optional[Path], config: Optional[Path],
+              workspace: Optional[str], doc: Optional[str], mode: str, top_k: int,
+              as_json: bool) -> None:
+    from docray.engine.errors import BadInput
+
+    if bool(question) == bool(questions):
+        raise BadInput("question", "give either a QUESTION or --questions FILE.jsonl")
+    session = Session(config)
+    try:
+        if questions:
+            asyncio.run(_batch(session, questions, workspace, mode, top_k))
+            return
+        res = asyncio.run(session.ask(question, workspace, doc, mode, top_k))
+        typer.echo(json.dumps(res)) if as_json else print_answer(question, res)
+    finally:
+        session.close()
+
+
+async def _batch(session: Session, path: Path, workspace, mode: str, top_k: int) -> None:
+    from docray.engine.errors import BadInput
+
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            q = item["question"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise BadInput(f"{path}:{n}", "each line must be a JSON object with a 'question'")
+        res = await session.ask(q, workspace, item.get("doc"), mode, top_k)
+        typer.echo(json.dumps({"id": item.get("id"), **res}))
+
+
+def print_answer(question: str, res: dict) -> None:
+    out.print(f"[bold]Q:[/bold] {question}", highlight=False)
+    if res["abstained"]:
+        out.print(f"[yellow]A: Not answerable[/yellow] — {res['reason']}", highlight=False)
+    else:
+        out.print(f"[green]A:[/green] {res['answer']}", highlight=False)
+    t = Table(show_lines=False)
+    for col in ("#", "doc", "page", "modality", "score", "text"):
+        t.add_column(col)
+    for i, e in enumerate(res["evidence"], 1):
+        t.add_row(str(i), e["doc"], str(e["page"]), e["modality"], f"{e['score']:.3f}",
+                  e["text"][:90].replace("\n", " "))
+    out.print(t)

@@ -1,0 +1,1 @@
+"""Hybrid retrieval: query analysis, candidate generators, fusion, rerank."""

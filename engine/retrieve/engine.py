@@ -1,0 +1,141 @@
+"""The query path in one process: analyse → generators (concurrent) → fuse → rerank →
+synthesize. The Ray Serve app composes the same stage classes across deployments."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from docray.engine.config import DocrayConfig
+from docray.engine.retrieve.fusion import fuse, page_ranking
+from docray.engine.retrieve.query import QueryPlan, analyze
+from docray.engine.synthesize import Answer, Passage
+
+log = logging.getLogger(__name__)
+MODES = ("hybrid", "chunk-only", "graph-only", "page-only", "no-rerank")
+
+
+@dataclass
+class Retrieval:
+    passages: list[Passage]
+    pages: list[tuple[str, int]]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class QueryResult:
+    answer: Answer
+    pages: list[tuple[str, int]]
+    timings: dict[str, float]
+
+
+def signals_for(mode: str) -> set[str]:
+    if mode not in MODES:
+        from docray.engine.errors import BadInput
+
+        raise BadInput("mode", f"{mode!r} is not one of {', '.join(MODES)}")
+    return {"chunk-only": {"dense", "sparse"}, "graph-only": {"graph"},
+            "page-only": {"page"}}.get(mode, {"dense", "sparse", "graph", "page"})
+
+
+class Fuser:
+    """Turns generator outputs into ranked passages (needs the content store)."""
+
+    def __init__(self, cfg: DocrayConfig, content, filenames):
+        self.cfg, self.content, self.filenames = cfg, content, filenames
+
+    def fuse(self, plan: QueryPlan, workspace: str, chunk_lists: dict[str, list],
+             page_hits: list) -> tuple[list[tuple[str, float]], dict, dict]:
+        ids = {cid for lst in chunk_lists.values() for cid, _ in lst}
+        page_chunks = self.content.chunks_on_pages(workspace, [p for p, _ in page_hits])
+        for cids in page_chunks.values():
+            ids.update(cids)
+        chunks = self.content.chunks(workspace, ids)
+        cpages = {cid: [(c.doc_id, p) for p in c.pages] for cid, c in chunks.items()}
+        lists = {name: [cid for cid, _ in lst if cid in chunks]
+                 for name, lst in chunk_lists.items()}
+        pages = {"page": [p for p, _ in page_hits]} if page_hits else {}
+        ranked = fuse(lists, pages, cpages, self.cfg.retrieve.weights,
+                      {cid: c.modality for cid, c in chunks.items()}, plan.modalities,
+                      self.cfg.retrieve.weights.get("modality", 0.0) / 60)
+        return ranked, chunks, cpages
+
+    def passages(self, workspace: str, ranked: list[tuple[str, float]], chunks: dict,
+                 k: int) -> list[Passage]:
+        top = [(chunks[cid], s) for cid, s in ranked[:k]]
+        units = self.content.units(workspace, [u for c, _ in top for u in c.unit_ids])
+        return [Passage(c, [units[u] for u in c.unit_ids if u in units], s,
+                        self.filenames(workspace, c.doc_id)) for c, s in top]
+
+
+def rerank_ranked(reranker, question: str, ranked: list[tuple[str, float]], chunks: dict,
+                  n: int) -> list[tuple[str, float]]:
+    """Rerank the head; combine rank-normalised fused score with the reranker's score."""
+    head = ranked[:n]
+    if not head or reranker is None:
+        return ranked
+    scores = np.asarray(reranker.score(question, [chunks[c].text for c, _ in head]))  # (n,)
+    spread = float(scores.max() - scores.min()) or 1.0
+    fused = np.array([s for _, s in head])
+    fused_n = (fused - fused.min()) / (float(fused.max() - fused.min()) or 1.0)
+    final = 0.6 * (scores - scores.min()) / spread + 0.4 * fused_n
+    order = np.argsort(-final, kind="stable")
+    return [(head[i][0], float(final[i])) for i in order] + ranked[n:]
+
+
+class QueryEngine:
+    """In-process engine for the CLI and the quality benchmark."""
+
+    def __init__(self, cfg: DocrayConfig, parts):
+        self.cfg, self.p = cfg, parts
+
+    async def retrieve(self, question: str, workspace: str, doc_ids: list[str] | None = None,
+                       mode: str = "hybrid", top_k: int = 5) -> Retrieval:
+        use, t = signals_for(mode), {}
+        t0 = time.perf_counter()
+        plan = analyze(question, doc_ids)
+        qvec, qtok = self.p.encode_query(question)
+        t["analyze"] = time.perf_counter() - t0
+        k = self.cfg.retrieve.candidates
+
+        async def timed(name, fn, *args):
+            s = time.perf_counter()
+            out = await asyncio.to_thread(fn, *args)
+            t[name] = time.perf_counter() - s
+            return out
+
+        jobs = {}
+        if use & {"dense", "sparse"}:
+            jobs["dense"] = timed("dense", self.p.dense.search, plan, qvec, workspace, doc_ids, k)
+        if "graph" in use:
+            jobs["graph"] = timed("graph", self.p.graph.search, plan, workspace, doc_ids, k)
+        if "page" in use:
+            jobs["page"] = timed("page", self.p.pages.search_tokens, qtok, workspace, doc_ids, k)
+        results = dict(zip(jobs, await asyncio.gather(*jobs.values())))
+        chunk_lists = dict(results.get("dense", {}))
+        if "graph" in results:
+            chunk_lists["graph"] = results["graph"]
+        s = time.perf_counter()
+        ranked, chunks, cpages = self.p.fuser.fuse(plan, workspace, chunk_lists,
+                                                    results.get("page", []))
+        t["fuse"] = time.perf_counter() - s
+        if mode != "no-rerank" and self.cfg.retrieve.reranker != "none":
+            s = time.perf_counter()
+            ranked = rerank_ranked(self.p.reranker, question, ranked, chunks, max(top_k, 20))
+            t["rerank"] = time.perf_counter() - s
+        pages = page_ranking(ranked, cpages)
+        pages += [p for p, _ in results.get("page", []) if p not in set(pages)]
+        return Retrieval(self.p.fuser.passages(workspace, ranked, chunks, top_k), pages, t)
+
+    async def query(self, question: str, workspace: str, doc_ids: list[str] | None = None,
+                    mode: str = "hybrid", top_k: int = 5) -> QueryResult:
+        t0 = time.perf_counter()
+        r = await self.retrieve(question, workspace, doc_ids, mode, top_k)
+        s = time.perf_counter()
+        answer = await self.p.answerer.answer(question, r.passages)
+        r.timings["synthesize"] = time.perf_counter() - s
+        r.timings["total"] = time.perf_counter() - t0
+        return QueryResult(answer, r.pages, {k: round(v, 4) for k, v in r.timings.items()})

@@ -1,0 +1,77 @@
+"""Build the query-path components from config and open stores (one place, reused by the
+CLI, the quality benchmark and the Serve deployments)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable
+
+import numpy as np
+
+from docray.engine.config import DocrayConfig
+
+
+@dataclass
+class Parts:
+    encode_query: Callable[[str], tuple[np.ndarray, np.ndarray]]
+    dense: Any
+    graph: Any
+    pages: Any
+    fuser: Any
+    reranker: Any
+    answerer: Any
+
+
+def make_query_encoder(encoder) -> Callable[[str], tuple[np.ndarray, np.ndarray]]:
+    """One forward pass → (query vector (dim,), query token vectors (n_q, dim))."""
+
+    @lru_cache(maxsize=1024)
+    def encode(text: str):
+        vecs, toks = encoder.encode_with_tokens([text])
+        return np.asarray(vecs[0], np.float32), np.asarray(toks[0], np.float32)
+
+    return encode
+
+
+def make_reranker(cfg: DocrayConfig, encoder):
+    from docray.engine.retrieve.rerank import CrossEncoderReranker, LateInteractionReranker
+
+    kind = cfg.retrieve.reranker
+    if kind == "late-interaction":
+        return LateInteractionReranker(encoder)
+    if kind == "cross-encoder":
+        return CrossEncoderReranker(cfg.retrieve.cross_encoder_model, cfg.embed.text.device,
+                                    cfg.embed.allow_hub_download)
+    return None
+
+
+def make_answerer(cfg: DocrayConfig, encoder=None, artifacts=None):
+    s = cfg.synthesize
+    if s.answerer == "openai":
+        from docray.engine.synthesize.openai_chat import OpenAIChatAnswerer
+
+        return OpenAIChatAnswerer(s.url or "", s.model, artifacts, budget_tokens=s.max_context_tokens)
+    from docray.engine.synthesize.extractive import ExtractiveAnswerer
+
+    return ExtractiveAnswerer(s.abstain_threshold, encoder)
+
+
+def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
+    from docray.engine.embed import get_text_encoder
+    from docray.engine.retrieve.dense import DenseSearcher
+    from docray.engine.retrieve.engine import Fuser
+    from docray.engine.retrieve.graph_walk import GraphWalker
+    from docray.engine.retrieve.pages import PageSearcher
+
+    encoder = encoder or get_text_encoder(cfg.embed.text)
+
+    @lru_cache(maxsize=4096)
+    def filename(workspace: str, doc_id: str) -> str:
+        row = stores.catalog.get(workspace, doc_id)
+        return row["filename"] if row else doc_id
+
+    return Parts(encode_query=make_query_encoder(encoder), dense=DenseSearcher(stores.dense),
+                 graph=GraphWalker(stores.graph, stores.content, cfg.retrieve.graph_hops),
+                 pages=PageSearcher(stores.pages), fuser=Fuser(cfg, stores.content, filename),
+                 reranker=make_reranker(cfg, encoder),
+                 answerer=make_answerer(cfg, encoder, stores.artifacts(cfg.paths.workspace)))

@@ -1,0 +1,88 @@
+"""Query analysis: modality cues, keywords, entity mentions, year/number cues, scope."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been
+being do does did what which who whom whose when where why how much many this that these those
+it its as than then there their they them we our you your i me my he she his her can could
+would should will shall may might must not no yes if into about over under between during per
+give show shown tell list according based answer question provide relying details total value
+amount usd million millions billion thousand number percentage percent""".split())
+
+MODALITY_CUES = {
+    "table": ("table", "row", "column", "cell", "statement", "balance sheet", "cash flow",
+              "income statement", "tabular"),
+    "image": ("figure", "fig.", "chart", "graph", "plot", "diagram", "image", "picture",
+              "photo", "slide", "illustration", "map", "logo", "icon", "color", "colour"),
+    "equation": ("equation", "formula", "eq.", "derive", "expression", "theorem"),
+}
+_YEAR = re.compile(r"\b(?:FY\s?)?((?:19|20)\d{2})\b", re.I)
+_NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?%?")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9&'\-\.]*[A-Za-z0-9&]|[A-Za-z]")
+
+
+@dataclass
+class QueryPlan:
+    text: str
+    keywords: list[str] = field(default_factory=list)
+    modalities: list[str] = field(default_factory=list)
+    years: list[str] = field(default_factory=list)
+    numbers: list[str] = field(default_factory=list)
+    mentions: list[str] = field(default_factory=list)
+    doc_ids: list[str] | None = None
+
+
+def keywords(text: str) -> list[str]:
+    """Content words in order, lower-cased, stopwords dropped, deduplicated.
+
+    >>> keywords("What is the FY2018 capital expenditure amount for 3M?")
+    ['fy2018', 'capital', 'expenditure', '3m']
+    """
+    out: dict[str, None] = {}
+    for tok in re.findall(r"[A-Za-z0-9][A-Za-z0-9&\-\.]*[A-Za-z0-9&]|[A-Za-z0-9]", text):
+        low = tok.lower().strip(".")
+        if low not in STOP and len(low) > 1:
+            out.setdefault(low, None)
+    return list(out)
+
+
+def modality_cues(text: str) -> list[str]:
+    """Modalities the question points at.
+
+    >>> modality_cues("According to the chart on slide 3, which bar is tallest?")
+    ['image']
+    >>> modality_cues("In the cash flow statement, what was capex?")
+    ['table']
+    """
+    low = f" {text.lower()} "
+    return [m for m, cues in MODALITY_CUES.items()
+            if any(re.search(rf"\b{re.escape(c)}", low) for c in cues)]
+
+
+def mentions(text: str, max_len: int = 4) -> list[str]:
+    """Candidate entity mentions: capitalised spans, acronyms and content n-grams.
+
+    >>> mentions("How much did 3M spend on Property, Plant and Equipment?")[:2]
+    ['3M', 'Property, Plant and Equipment']
+    """
+    spans: dict[str, None] = {}
+    for m in re.finditer(r"\b(?:[A-Z0-9][\w&\-]*)(?:(?:,? (?:and|of|&|for) |,? )"
+                         r"[A-Z0-9][\w&\-]*)*", text):
+        span = m.group(0).strip(" ,")
+        if span.lower() not in STOP and len(span) > 1:
+            spans.setdefault(span, None)
+    words = keywords(text)
+    for n in range(min(max_len, len(words)), 0, -1):
+        for i in range(len(words) - n + 1):
+            spans.setdefault(" ".join(words[i:i + n]), None)
+    return list(spans)
+
+
+def analyze(question: str, doc_ids: list[str] | None = None) -> QueryPlan:
+    return QueryPlan(text=question.strip(), keywords=keywords(question),
+                     modalities=modality_cues(question),
+                     years=list(dict.fromkeys(_YEAR.findall(question))),
+                     numbers=[n for n in _NUM.findall(question) if not _YEAR.fullmatch(n)],
+                     mentions=mentions(question), doc_ids=doc_ids)

@@ -1,0 +1,36 @@
+"""Synthesis: context building, artifact dereference, answerers, abstention, citations."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Protocol, runtime_checkable
+
+from docray.engine.model import Chunk, Evidence, Unit
+
+
+@dataclass
+class Passage:
+    """One retrieved chunk with the units it came from and its final score."""
+
+    chunk: Chunk
+    units: list[Unit]
+    score: float
+    filename: str = ""
+
+
+@dataclass
+class Answer:
+    answer: str
+    abstained: bool
+    evidence: list[Evidence] = field(default_factory=list)
+    reason: str = ""
+    confidence: float = 0.0
+    citations: list[int] = field(default_factory=list, metadata={"doc": "indexes into evidence"})
+
+
+@runtime_checkable
+class Answerer(Protocol):
+    name: str
+
+    async def answer(self, question: str, passages: list[Passage]) -> Answer: ...
+
+    def stream(self, question: str, passages: list[Passage]) -> AsyncIterator[str]: ...

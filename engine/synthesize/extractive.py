@@ -1,0 +1,108 @@
+"""Extractive answerer (CPU default): the table cell or the sentence that answers.
+
+For table evidence it returns the cell at the best row × column match with its headers;
+otherwise the best sentence (keyword overlap plus, when an encoder is given, MiniLM
+similarity), narrowed to its number when the question asks for an amount. Confidence
+combines the retrieval score and the match strength; below the calibrated threshold
+the answer is an explicit abstention.
+"""
+from __future__ import annotations
+
+import re
+from typing import AsyncIterator
+
+import numpy as np
+
+from docray.engine.retrieve.query import analyze
+from docray.engine.synthesize import Answer, Passage
+from docray.engine.synthesize.abstain import abstain
+from docray.engine.synthesize.cells import _overlap, _toks, best_cell
+from docray.engine.synthesize.citations import to_evidence
+
+_SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
+_NUMQ = re.compile(r"\b(how (much|many)|what (is|was|were) the (amount|number|total|value|"
+                   r"percentage|rate|ratio)|percentage|amount)\b", re.I)
+_NUMBER = re.compile(r"\(?[$€£]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|percent|million|billion|"
+                     r"thousand|bn|m)?\)?", re.I)
+
+
+def sentences(text: str) -> list[str]:
+    """Split into sentences/lines, dropping fragments too short to answer anything.
+
+    >>> sentences("Revenue grew. It was $5 million in 2023.\\nNext line here")
+    ['Revenue grew.', 'It was $5 million in 2023.', 'Next line here']
+    """
+    return [s.strip() for s in _SENT.split(text) if len(s.strip()) > 8]
+
+
+def _number_near(sentence: str, kw: set[str]) -> str | None:
+    nums = [m for m in _NUMBER.finditer(sentence) if re.search(r"\d", m.group(0))]
+    nums = [m for m in nums if not re.fullmatch(r"\(?(19|20)\d{2}\)?", m.group(0).strip())]
+    if not nums:
+        return None
+    words = [(m.start(), m.group(0).lower()) for m in re.finditer(r"[a-z0-9&]+", sentence,
+                                                                  re.I)]
+    anchors = [pos for pos, w in words if w in kw] or [0]
+    best = min(nums, key=lambda m: min(abs(m.start() - a) for a in anchors))
+    return best.group(0).strip()
+
+
+class ExtractiveAnswerer:
+    name = "extractive"
+
+    def __init__(self, threshold: float = 0.3, encoder=None):
+        self.threshold, self.encoder = threshold, encoder
+
+    def _candidates(self, question: str, passages: list[Passage]):
+        plan = analyze(question)
+        kw = {t for k in plan.keywords for t in _toks(k)}
+        top = max((p.score for p in passages), default=1.0) or 1.0
+        out = []  # (strength, text, passage index, is_cell)
+        wants_number = bool(_NUMQ.search(question))
+        for i, p in enumerate(passages):
+            rel = p.score / top
+            headings = {u.text.strip() for u in p.units if u.modality == "title"}
+            for u in p.units:
+                if u.table is not None:
+                    hit = best_cell(u.table, plan.keywords, plan.years)
+                    if hit and hit.score > 0.15:
+                        text = f"{hit.text} ({hit.row} — {hit.column})".strip()
+                        out.append((min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i, hit.text))
+            for s in sentences(p.chunk.text):
+                if s in headings:
+                    continue
+                ov = _overlap(kw, s)
+                if ov > 0:
+                    bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0
+                    out.append((min(1.0, ov * bonus) * rel, s, i, None))
+        return plan, kw, out
+
+    def _semantic(self, question: str, cands: list) -> list:
+        if self.encoder is None or not cands:
+            return cands
+        texts = [c[1] for c in cands[:64]]
+        vecs = self.encoder.encode([question, *texts])  # (1 + n, dim)
+        sims = vecs[1:] @ vecs[0]  # (n,)
+        return [(0.5 * c[0] + 0.5 * max(float(s), 0.0), *c[1:])
+                for c, s in zip(cands[:64], np.asarray(sims))]
+
+    async def answer(self, question: str, passages: list[Passage]) -> Answer:
+        plan, kw, cands = self._candidates(question, passages)
+        cands = sorted(self._semantic(question, cands), key=lambda c: -c[0])
+        evidence = to_evidence(passages)
+        if not cands:
+            return abstain(evidence, 0.0, "no passage shares a content word with the question")
+        strength, text, idx, cell = cands[0]
+        if strength < self.threshold:
+            return abstain(evidence, strength,
+                           f"best evidence match {strength:.2f} is below {self.threshold:.2f}")
+        answer = text
+        if cell is None and _NUMQ.search(question):
+            answer = _number_near(text, kw) or text
+        return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
+                      citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}")
+
+    async def stream(self, question: str, passages: list[Passage]) -> AsyncIterator[str]:
+        result = await self.answer(question, passages)
+        for token in re.findall(r"\S+\s*", result.answer):
+            yield token

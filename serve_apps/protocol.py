@@ -1,0 +1,78 @@
+"""The public HTTP contract: pydantic request/response models.
+
+``QueryResponse`` is the same JSON that ``docray query --json`` prints:
+``{answer, abstained, reason, evidence: [{doc, page, bbox, modality, score, text}], timings}``.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["hybrid", "chunk-only", "graph-only", "page-only", "no-rerank"]
+MAX_QUESTION_CHARS = 2000
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QueryRequest(_Strict):
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION_CHARS)
+    doc: str | None = Field(None, description="Restrict to one document (id or file name).")
+    mode: Mode = "hybrid"
+    top_k: int = Field(5, ge=1, le=50)
+
+
+class EvidenceOut(BaseModel):
+    doc: str
+    doc_id: str = ""
+    page: int
+    bbox: tuple[float, float, float, float] | None = None
+    modality: str
+    score: float
+    text: str
+    artifact_id: str | None = None
+
+
+class QueryResponse(BaseModel):
+    id: str | None = None
+    answer: str
+    abstained: bool
+    reason: str = ""
+    evidence: list[EvidenceOut] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class ChatMessage(BaseModel):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")  # OpenAI clients send many optional fields
+    model: str = "docray"
+    messages: list[ChatMessage] = Field(..., min_length=1)
+    stream: bool = False
+
+
+class DocumentStatus(BaseModel):
+    doc_id: str
+    filename: str
+    status: str
+    error: str | None = None
+    n_pages: int = 0
+    n_units: int = 0
+
+
+class JobStatus(BaseModel):
+    job_id: str
+    status: Literal["queued", "running", "done", "failed"]
+    documents: list[DocumentStatus] = Field(default_factory=list)
+    error: str | None = None
+
+
+class ErrorBody(BaseModel):
+    error: str
+    field: str | None = None
+    retryable: bool = False

@@ -1,0 +1,46 @@
+from docray.engine.retrieve.fusion import fuse, page_ranking, rrf
+from docray.engine.retrieve.query import analyze
+
+
+def test_analysis_finds_cues_years_and_keywords():
+    p = analyze("According to the cash flow statement, what was 3M's capex in FY2018 (in USD)?")
+    assert p.modalities == ["table"]
+    assert p.years == ["2018"]
+    assert "capex" in p.keywords and "3m's" in p.keywords or "3m" in " ".join(p.keywords)
+    assert "the" not in p.keywords
+    assert analyze("Show the chart of revenue by segment").modalities == ["image"]
+    assert analyze("What is Equation 3?").modalities == ["equation"]
+    assert analyze("Who founded the company?").modalities == []
+
+
+def test_rrf_rewards_agreement_across_signals():
+    ranked = fuse({"dense": ["a", "b", "c"], "sparse": ["c", "b", "a"], "graph": ["b"]}, {},
+                  {}, {"dense": 1.0, "sparse": 1.0, "graph": 1.0}, {}, [], 0.0)
+    assert ranked[0][0] == "b"
+
+
+def test_weights_change_the_winner():
+    lists = {"dense": ["a", "b"], "sparse": ["b", "a"]}
+    assert fuse(lists, {}, {}, {"dense": 2.0, "sparse": 1.0}, {}, [], 0)[0][0] == "a"
+    assert fuse(lists, {}, {}, {"dense": 1.0, "sparse": 2.0}, {}, [], 0)[0][0] == "b"
+
+
+def test_page_signal_reaches_every_chunk_on_the_page():
+    ranked = fuse({"dense": ["x"]}, {"page": [("d", 4)]},
+                  {"x": [("d", 1)], "y": [("d", 4)], "z": [("d", 4)]}, {"dense": 1, "page": 1},
+                  {}, [], 0)
+    keys = [k for k, _ in ranked]
+    assert set(keys) == {"x", "y", "z"}
+    assert page_ranking(ranked, {"x": [("d", 1)], "y": [("d", 4)], "z": [("d", 4)]})[0] in (
+        ("d", 1), ("d", 4))
+
+
+def test_modality_preference_breaks_ties_toward_the_asked_modality():
+    cm = {"t": "text", "tab": "table"}
+    no_pref = fuse({"dense": ["t", "tab"]}, {}, {}, {"dense": 1}, cm, [], 0.01)
+    pref = fuse({"dense": ["t", "tab"]}, {}, {}, {"dense": 1}, cm, ["table"], 0.01)
+    assert no_pref[0][0] == "t" and pref[0][0] == "tab"
+
+
+def test_rrf_deduplicates():
+    assert list(rrf(["a", "a", "b"])) == ["a", "b"]

@@ -1,0 +1,129 @@
+import asyncio
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from docray.engine.model import Cell, Chunk, TableContent, Unit
+from docray.engine.synthesize import Passage
+from docray.engine.synthesize.abstain import calibrate
+from docray.engine.synthesize.extractive import ExtractiveAnswerer
+from docray.engine.synthesize.openai_chat import OpenAIChatAnswerer
+
+
+def _table_passage(score=1.0):
+    rows = [[Cell(text="(Millions)", is_header=True), Cell(text="2018", is_header=True),
+             Cell(text="2017", is_header=True)],
+            [Cell(text="Purchases of property, plant and equipment (PP&E)"),
+             Cell(text="(1,577)"), Cell(text="(1,373)")],
+            [Cell(text="Net income"), Cell(text="5,363"), Cell(text="4,869")]]
+    u = Unit(unit_id="d:p60:u3", doc_id="d", page=60, bbox=(0.1, 0.2, 0.9, 0.8),
+             modality="table", table=TableContent(rows=rows, header_rows=1))
+    ch = Chunk(chunk_id="d:c9", doc_id="d", text=u.display_text(), modality="table", pages=[60],
+               unit_ids=[u.unit_id], bbox=u.bbox)
+    return Passage(ch, [u], score, "3M_2018_10K.pdf")
+
+
+def _text_passage(text, score, page=3):
+    u = Unit(unit_id=f"d:p{page}:u1", doc_id="d", page=page, bbox=(0, 0.5, 1, 0.6),
+             modality="text", text=text)
+    ch = Chunk(chunk_id=f"d:c{page}", doc_id="d", text=text, pages=[page], unit_ids=[u.unit_id])
+    return Passage(ch, [u], score, "r.pdf")
+
+
+def _ask(answerer, q, passages):
+    return asyncio.run(answerer.answer(q, passages))
+
+
+def test_table_cell_answer_with_headers_and_citation():
+    a = _ask(ExtractiveAnswerer(0.2), "What were purchases of PP&E in 2018?",
+             [_text_passage("3M is a company.", 0.9), _table_passage(0.8)])
+    assert not a.abstained
+    assert a.answer.startswith("(1,577)") and "2018" in a.answer
+    cited = a.evidence[a.citations[0]]
+    assert (cited.doc, cited.page, cited.modality) == ("3M_2018_10K.pdf", 60, "table")
+    assert cited.bbox == (0.1, 0.2, 0.9, 0.8)
+
+
+def test_sentence_answer_narrows_to_the_number():
+    a = _ask(ExtractiveAnswerer(0.2), "How much revenue did Northwind expect for fiscal 2024?",
+             [_text_passage("Northwind expects revenue of $480 million in fiscal 2024. "
+                            "The weather was mild.", 1.0)])
+    assert a.answer == "$480 million"
+
+
+def test_abstains_when_nothing_matches():
+    a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
+             [_text_passage("Anvils are made of steel.", 1.0)])
+    assert a.abstained and a.answer == "Not answerable" and a.reason
+    assert a.evidence  # the evidence that was considered is still returned
+
+
+def test_threshold_controls_abstention():
+    p = [_text_passage("The plant in Leipzig opened in 2023 after delays.", 0.5)]
+    assert not _ask(ExtractiveAnswerer(0.05), "When did the Leipzig plant open?", p).abstained
+    assert _ask(ExtractiveAnswerer(0.99), "When did the Leipzig plant open?", p).abstained
+
+
+def test_calibration_keeps_false_abstentions_under_the_cap():
+    answerable = [0.1 * i for i in range(1, 21)]
+    t = calibrate(answerable, [0.05, 0.1], max_false_abstain=0.10)
+    assert sum(s < t for s in answerable) / len(answerable) <= 0.10
+
+
+class _Chat(BaseHTTPRequestHandler):
+    reply = "The capex was $1,577 million [1]."
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).last = body
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for tok in ["The ", "capex ", "[1]"]:
+                chunk = {"choices": [{"delta": {"content": tok}}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            return
+        out = json.dumps({"choices": [{"message": {"role": "assistant",
+                                                   "content": type(self).reply}}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture()
+def chat_server():
+    srv = HTTPServer(("127.0.0.1", 0), _Chat)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_port}/v1"
+    srv.shutdown()
+
+
+def test_openai_answerer_cites_and_streams(chat_server):
+    ans = OpenAIChatAnswerer(chat_server, "qwen")
+    a = _ask(ans, "What was capex?", [_table_passage()])
+    assert a.answer.startswith("The capex") and a.citations == [0] and not a.abstained
+    sent = _Chat.last["messages"][1]["content"][0]["text"]
+    assert '<table source="3M_2018_10K.pdf" page="60">' in sent
+
+    async def collect():
+        return [t async for t in ans.stream("q", [_table_passage()])]
+
+    assert "".join(asyncio.run(collect())) == "The capex [1]"
+
+
+def test_openai_answerer_abstention(chat_server):
+    _Chat.reply = "Not answerable. The sources do not cover 2025."
+    try:
+        a = _ask(OpenAIChatAnswerer(chat_server, "qwen"), "2025 capex?", [_table_passage()])
+    finally:
+        _Chat.reply = "The capex was $1,577 million [1]."
+    assert a.abstained and "2025" in a.reason
