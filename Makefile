@@ -13,6 +13,9 @@ $(VENV)/.installed: pyproject.toml setup.py
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e ".[dev]"
+	# colpali-engine only for the MaxSim agreement test/benchmark: --no-deps, because its
+	# torchvision dependency breaks beside the CPU torch (see kernels/maxsim/colpali_compat.py).
+	$(PIP) install -q --no-deps colpali-engine==0.3.18
 	touch $@
 
 demo: setup

@@ -133,7 +133,7 @@ class RetrieveConfig(_Strict):
     reranker: Literal["late-interaction", "cross-encoder", "none"] = "late-interaction"
     cross_encoder_model: str = Field("BAAI/bge-reranker-v2-m3",
                                      description="Local path (or hub id) of the cross-encoder.")
-    rerank_depth: int = Field(20, ge=1, le=200, description="Fused candidates to rerank.")
+    rerank_depth: int = Field(12, ge=1, le=200, description="Fused candidates to rerank.")
 
 
 class SynthesizeConfig(_Strict):

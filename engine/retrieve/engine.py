@@ -124,7 +124,8 @@ class QueryEngine:
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none":
             s = time.perf_counter()
-            ranked = rerank_ranked(self.p.reranker, question, ranked, chunks, max(top_k, 20))
+            ranked = rerank_ranked(self.p.reranker, question, ranked, chunks,
+                                   max(top_k, self.cfg.retrieve.rerank_depth))
             t["rerank"] = time.perf_counter() - s
         pages = page_ranking(ranked, cpages)
         pages += [p for p, _ in results.get("page", []) if p not in set(pages)]

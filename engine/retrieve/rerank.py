@@ -39,7 +39,7 @@ class LateInteractionReranker:
 
     name = "late-interaction"
 
-    def __init__(self, encoder, max_chars: int = 2000):
+    def __init__(self, encoder, max_chars: int = 800):
         self.encoder, self.max_chars = encoder, max_chars
 
     def score(self, question: str, texts: list[str]) -> list[float]:

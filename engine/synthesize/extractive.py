@@ -80,11 +80,12 @@ class ExtractiveAnswerer:
     def _semantic(self, question: str, cands: list) -> list:
         if self.encoder is None or not cands:
             return cands
-        texts = [c[1] for c in cands[:64]]
+        cands = sorted(cands, key=lambda c: -c[0])[:24]
+        texts = [c[1] for c in cands]
         vecs = self.encoder.encode([question, *texts])  # (1 + n, dim)
         sims = vecs[1:] @ vecs[0]  # (n,)
         return [(0.5 * c[0] + 0.5 * max(float(s), 0.0), *c[1:])
-                for c, s in zip(cands[:64], np.asarray(sims))]
+                for c, s in zip(cands, np.asarray(sims))]
 
     async def answer(self, question: str, passages: list[Passage]) -> Answer:
         plan, kw, cands = self._candidates(question, passages)
