@@ -133,12 +133,11 @@ def query(question: Optional[str] = typer.Argument(None, help="The question."),
 @_friendly
 def demo(out_dir: Path = typer.Option(Path("out/demo"), "--out", help="Output directory."),
          config: Optional[Path] = typer.Option(None, "--config", help="YAML config.")):
-    """The README's main job on the embedded default: generate the sample documents
-    and parse them (content_list.json + overlays per document)."""
-    from docray.engine.samples import write_samples
+    """The README's main job on the embedded default: generate the sample documents,
+    ingest them on Ray Data into every index, and answer questions with citations."""
+    from docray.engine.cli_demo import run_demo
 
-    for pdf in write_samples(out_dir / "samples"):
-        parse(pdf, out_dir / "parsed" / pdf.stem, config, True)
+    run_demo(out_dir, _config(config))
 
 
 def main() -> None:

@@ -118,6 +118,7 @@ class PageIndexConfig(_Strict):
 
 class IngestConfig(_Strict):
     parse_concurrency: int = Field(2, ge=1)
+    parse_num_cpus: float = Field(0.5, gt=0, description="Logical CPUs per parse task.")
     encoder_actors: int = Field(1, ge=1)
     encode_batch_size: int = Field(64, ge=1)
     num_gpus_per_actor: float = Field(0.0, ge=0)

@@ -35,6 +35,22 @@ def file_doc_id(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
+def clean_text(text: str) -> str:
+    """Drop lone UTF-16 surrogates (some PDF text layers yield them); they cannot be
+    encoded as UTF-8, so they would break JSON, SQLite and Milvus writes.
+
+    >>> clean_text("ok" + chr(0xD835) + " x")
+    'ok x'
+    """
+    if not text:
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "ignore").decode("utf-8")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,6 +63,8 @@ class Cell(_Model):
     is_header: bool = False
     row_span: int = Field(1, ge=1)
     col_span: int = Field(1, ge=1)
+
+    _clean = field_validator("text")(lambda cls, v: clean_text(v))
 
 
 class TableContent(_Model):
@@ -101,6 +119,16 @@ class Unit(_Model):
     description: str = Field("", description="Retrieval proxy for non-text units.")
     ocr: bool = Field(False, description="Text came from OCR.")
 
+    @field_validator("text", "caption", "description")
+    @classmethod
+    def _clean(cls, v: str) -> str:
+        return clean_text(v)
+
+    @field_validator("footnotes", "section")
+    @classmethod
+    def _clean_list(cls, v: list[str]) -> list[str]:
+        return [clean_text(t) for t in v]
+
     @field_validator("bbox")
     @classmethod
     def _bbox(cls, v: BBox) -> BBox:
@@ -130,6 +158,8 @@ class Page(_Model):
     text: str = ""
     skip_reason: str | None = Field(None, description="Why the page yielded no units.")
 
+    _clean = field_validator("text")(classmethod(lambda cls, v: clean_text(v)))
+
 
 class Document(_Model):
     doc_id: str
@@ -148,6 +178,8 @@ class Chunk(_Model):
     chunk_id: str
     doc_id: str
     text: str
+
+    _clean = field_validator("text")(classmethod(lambda cls, v: clean_text(v)))
     modality: str = "text"
     pages: list[int] = Field(default_factory=list)
     unit_ids: list[str] = Field(default_factory=list)

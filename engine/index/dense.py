@@ -108,6 +108,10 @@ class MilvusDenseStore:
                  encoder: str = "unknown"):
         from pymilvus import MilvusClient
 
+        # milvus-lite's in-process gRPC server logs a traceback for every AllocTimestamp
+        # call pymilvus makes (unimplemented there, harmless): keep it out of user output.
+        logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+
         self.config, self.dim, self.encoder = config, int(dim), encoder
         data_dir = Path(data_dir)
         if config.uri.endswith(".db"):

@@ -33,10 +33,12 @@ def init_ray(cfg: DocrayConfig) -> None:
     if ray.is_initialized():
         return
     if cfg.ray.address:
-        ray.init(address=cfg.ray.address, log_to_driver=False)
+        ray.init(address=cfg.ray.address, log_to_driver=False, logging_level=logging.WARNING)
     else:
         ray.init(num_cpus=cfg.ray.num_cpus, include_dashboard=False, log_to_driver=False,
-                 object_store_memory=cfg.ray.object_store_mb * 1024 * 1024)
+                 object_store_memory=cfg.ray.object_store_mb * 1024 * 1024,
+                 logging_level=logging.WARNING)
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
     ray.data.DataContext.get_current().enable_progress_bars = False
 
 
@@ -51,10 +53,11 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
     cfg_json = cfg.model_dump_json()
     ing = cfg.ingest
     ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
-    ds = ds.map(_parse_task, fn_kwargs={"cfg_json": cfg_json}, num_cpus=1,
-                concurrency=ing.parse_concurrency)
-    ds = ds.map(DescribeChunkFn, fn_constructor_args=(cfg_json,), num_cpus=0.25, concurrency=1)
-    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json,), num_cpus=0.25, concurrency=1)
+    one = ray.data.ActorPoolStrategy(size=1)
+    ds = ds.map(_parse_task, fn_kwargs={"cfg_json": cfg_json}, num_cpus=ing.parse_num_cpus,
+                compute=ray.data.TaskPoolStrategy(size=ing.parse_concurrency))
+    ds = ds.map(DescribeChunkFn, fn_constructor_args=(cfg_json,), num_cpus=0.25, compute=one)
+    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json,), num_cpus=0.25, compute=one)
     ds = ds.map(EncodeActor, fn_constructor_args=(cfg_json,), num_cpus=0.5,
                 num_gpus=ing.num_gpus_per_actor or None,
                 compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors))

@@ -33,3 +33,12 @@ def test_table_display_text_linearises_rows():
     u = Unit(unit_id="u", doc_id="d", page=2, bbox=(0, 0, 1, 1), modality="table", table=t,
              caption="Table 1: x")
     assert u.display_text() == "Table 1: x\na | 1"
+
+
+def test_lone_surrogates_from_text_layers_are_dropped():
+    bad = "Total" + chr(0xD835) + " revenue"
+    u = Unit(unit_id="u", doc_id="d", page=1, bbox=(0, 0, 1, 1), modality="text", text=bad,
+             section=[bad])
+    assert u.text == "Total revenue" and u.section == ["Total revenue"]
+    assert Cell(text=bad).text == "Total revenue"
+    u.model_dump_json().encode("utf-8")  # serialisable: this raised before
