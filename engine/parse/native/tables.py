@@ -1,0 +1,278 @@
+"""Tables: borderless (aligned numeric columns, from text spans) and ruled (pdfplumber).
+
+Both paths end in :class:`~docray.engine.model.TableContent` with header flags, spans
+and HTML. pdfplumber is only opened for pages whose drawing has a grid of rules.
+"""
+from __future__ import annotations
+
+import html
+import logging
+import re
+from dataclasses import dataclass
+
+from docray.engine.model import Cell, TableContent
+
+from .text import Box, Span, median, union
+
+log = logging.getLogger(__name__)
+
+_NUM = re.compile(r"^\(?[-–—−+]?\(?[\d][\d,]*(\.\d+)?\)?%?\)?[*†‡]?$|^[-–—]+$|^n/?a$|^nm$", re.I)
+_YEAR = re.compile(r"^(FY ?)?(19|20)\d\d[A-Z]?$")
+_CURRENCY = str.maketrans("", "", "$€£¥ ")
+
+
+@dataclass
+class FoundTable:
+    box: Box
+    content: TableContent
+    used: set[int]  # ids (id()) of spans consumed
+
+
+def is_value(text: str) -> bool:
+    t = text.translate(_CURRENCY)
+    return bool(t) and bool(_NUM.match(t))
+
+
+def _clean(text: str) -> str:
+    t = text.strip().strip("$").strip()
+    return re.sub(r"^\$\s*|\s*\$$", "", t)
+
+
+def group_rows(spans: list[Span]) -> list[list[Span]]:
+    rows: list[list[Span]] = []
+    for s in sorted(spans, key=lambda s: s.yc):
+        if rows and abs(s.yc - median(x.yc for x in rows[-1])) < 0.45 * max(s.size, 3):
+            rows[-1].append(s)
+        else:
+            rows.append([s])
+    return [sorted(r, key=lambda s: s.x0) for r in rows]
+
+
+def _numeric(row: list[Span]) -> bool:
+    real = [s for s in row if s.text.strip() != "$"]
+    vals = [s for s in real[1:] if is_value(s.text)]
+    return len(real) >= 2 and len(vals) >= 1 and all(len(s.text) < 80 for s in real[1:])
+
+
+def _year_row(row: list[Span]) -> bool:
+    vals = [s for s in row[1:] if is_value(s.text)]
+    return bool(vals) and all(_YEAR.match(s.text.strip()) for s in vals)
+
+
+def _regions(rows: list[list[Span]]) -> list[tuple[int, int]]:
+    out, start, last_num, n_num = [], None, None, 0
+    for i, row in enumerate(rows):
+        size = max(s.size for s in row)
+        if start is not None:
+            prev_bottom = max(s.y1 for s in rows[i - 1])
+            near = row[0].y0 - prev_bottom < 2.2 * size
+            label_only = len(row) == 1 and len(row[0].text) < 90
+            if near and (_numeric(row) or label_only):
+                if _numeric(row):
+                    last_num, n_num = i, n_num + 1
+                continue
+            if n_num >= 2:
+                out.append((start, last_num))
+            start = None
+        if _numeric(row):
+            start, last_num, n_num = i, i, 1
+    if start is not None and n_num >= 2:
+        out.append((start, last_num))
+    return out
+
+
+def _columns(rows: list[list[Span]]) -> list[tuple[float, float]]:
+    ivs = sorted((s.x0, s.x1) for r in rows if _numeric(r) and not _year_row(r)
+                 for s in r[1:] if is_value(s.text))
+    cols: list[list[float]] = []
+    for x0, x1 in ivs:
+        if cols and x0 <= cols[-1][1] + 1:
+            cols[-1][1] = max(cols[-1][1], x1)
+        else:
+            cols.append([x0, x1])
+    return [(a, b) for a, b in cols]
+
+
+def _col_of(s: Span, cols) -> int | None:
+    best, best_ov = None, 0.0
+    for j, (a, b) in enumerate(cols):
+        ov = min(b, s.x1) - max(a, s.x0)
+        if ov > best_ov:
+            best, best_ov = j, ov
+    if best is None:
+        cx = (s.x0 + s.x1) / 2
+        dists = [min(abs(cx - a), abs(cx - b)) for a, b in cols]
+        j = min(range(len(cols)), key=dists.__getitem__)
+        if dists[j] < 3 * s.size:
+            best = j
+    return best
+
+
+def _body_row(row: list[Span], cols, label_edge: float) -> list[Cell]:
+    texts = [""] * (len(cols) + 1)
+    for s in row:
+        if s.text.strip() == "$":
+            continue
+        j = None if s.x1 < label_edge else _col_of(s, cols)
+        k = 0 if j is None else j + 1
+        texts[k] = (texts[k] + " " + _clean(s.text)).strip()
+    return [Cell(text=t, is_header=(k == 0 and bool(t))) for k, t in enumerate(texts)]
+
+
+def _header_row(row: list[Span], cols, label_edge: float) -> list[Cell]:
+    """Each column is claimed by the nearest header span (so one span can cover several)."""
+    label = " ".join(s.text for s in row if s.x1 < label_edge)
+    heads = [s for s in row if s.x1 >= label_edge]
+    pitch = median((cols[i + 1][0] - cols[i][0] for i in range(len(cols) - 1)), 60.0)
+    owner: list[int | None] = []
+    for a, b in cols:
+        cx = (a + b) / 2
+        d = [0.0 if h.x0 <= cx <= h.x1 else min(abs(cx - h.x0), abs(cx - h.x1)) for h in heads]
+        k = min(range(len(heads)), key=d.__getitem__) if heads else None
+        owner.append(k if k is not None and d[k] < 0.75 * pitch else None)
+    cells = [Cell(text=label, is_header=True)]
+    j = 0
+    while j < len(cols):
+        k, span = owner[j], 1
+        while k is not None and j + span < len(cols) and owner[j + span] == k:
+            span += 1
+        cells.append(Cell(text=_clean(heads[k].text) if k is not None else "", is_header=True,
+                          col_span=span))
+        j += span
+    return cells
+
+
+def _is_header_row(row: list[Span], label_edge: float) -> bool:
+    right = [s for s in row if s.x1 >= label_edge and s.text.strip() != "$"]
+    if not right or any(len(s.text) > 60 for s in row):
+        return False
+    return all(_YEAR.match(s.text.strip()) or not is_value(s.text) for s in right)
+
+
+def find_borderless(spans: list[Span]) -> list[FoundTable]:
+    rows = group_rows(spans)
+    found = []
+    for a, b in _regions(rows):
+        body = rows[a:b + 1]
+        cols = _columns(body)
+        if not cols:
+            continue
+        label_edge = cols[0][0] - 1.5 * max(s.size for s in body[0])
+        head: list[list[Span]] = []
+        while body and _is_header_row(body[0], label_edge) and len(head) < 4:
+            head.append(body.pop(0))
+        i = a - 1
+        while i >= 0 and len(head) < 4 and _is_header_row(rows[i], label_edge):
+            top = rows[i + 1][0].y0 if i + 1 < len(rows) else 0
+            if top - max(s.y1 for s in rows[i]) > 2.5 * rows[i][0].size:
+                break
+            head.insert(0, rows[i])
+            i -= 1
+        if len(body) < 2:
+            continue
+        cells = [_header_row(r, cols, label_edge) for r in head]
+        cells += [_body_row(r, cols, label_edge) for r in body]
+        content = make_content(cells, header_rows=len(head), header_cols=1)
+        used_rows = head + body
+        box = union(s.box for r in used_rows for s in r)
+        found.append(FoundTable(box, content, {id(s) for r in used_rows for s in r}))
+    return found
+
+
+# ---------------------------------------------------------------- ruled (pdfplumber)
+
+def _edges(values: list[float], tol: float = 2.0) -> list[float]:
+    out: list[float] = []
+    for v in sorted(values):
+        if not out or v - out[-1] > tol:
+            out.append(v)
+    return out
+
+
+def _index(edges: list[float], v: float) -> int:
+    return min(range(len(edges)), key=lambda i: abs(edges[i] - v))
+
+
+def find_ruled(plumber_page) -> list[FoundTable]:
+    """Tables drawn with a grid of lines, through pdfplumber's lattice finder."""
+    out = []
+    settings = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
+    for t in plumber_page.find_tables(settings):
+        text_of: dict[tuple, str] = {}
+        for row, texts in zip(t.rows, t.extract()):
+            for cell, txt in zip(row.cells, texts):
+                if cell is not None:
+                    text_of[tuple(round(v, 1) for v in cell)] = (txt or "").replace("\n", " ").strip()
+        cells = [tuple(round(v, 1) for v in c) for c in t.cells]
+        if len(cells) < 4:
+            continue
+        xs = _edges([c[0] for c in cells] + [c[2] for c in cells])
+        ys = _edges([c[1] for c in cells] + [c[3] for c in cells])
+        grid: dict[int, list[tuple[int, Cell]]] = {}
+        for c in cells:
+            r0, r1 = _index(ys, c[1]), _index(ys, c[3])
+            c0, c1 = _index(xs, c[0]), _index(xs, c[2])
+            cell = Cell(text=text_of.get(c, ""), row_span=max(1, r1 - r0), col_span=max(1, c1 - c0))
+            grid.setdefault(r0, []).append((c0, cell))
+        rows = [[c for _, c in sorted(grid[r], key=lambda x: x[0])] for r in sorted(grid)]
+        n_cols = max(sum(c.col_span for c in r) for r in rows)
+        filled = sum(1 for r in rows for c in r if c.text) / max(1, sum(len(r) for r in rows))
+        if len(rows) < 2 or n_cols < 2 or filled < 0.4:
+            continue
+        out.append(FoundTable(tuple(t.bbox), make_content(rows), set()))
+    return out
+
+
+# ---------------------------------------------------------------- content
+
+def _guess_header_rows(rows: list[list[Cell]]) -> int:
+    n = 0
+    for row in rows[:4]:
+        vals = [c for c in row[1:] if c.text and is_value(c.text) and not _YEAR.match(c.text)]
+        if vals:
+            break
+        n += 1
+    if n == 0:
+        n = 1
+    return min(n, max(1, len(rows) - 1))
+
+
+def make_content(rows: list[list[Cell]], header_rows: int | None = None,
+                 header_cols: int = 0) -> TableContent:
+    if header_rows is None:
+        header_rows = _guess_header_rows(rows)
+        for row in rows[:header_rows]:
+            for c in row:
+                c.is_header = True
+    return TableContent(rows=rows, html=to_html(rows), header_rows=header_rows,
+                        header_cols=header_cols)
+
+
+def to_html(rows: list[list[Cell]]) -> str:
+    parts = ["<table>"]
+    for row in rows:
+        parts.append("<tr>")
+        for c in row:
+            tag = "th" if c.is_header else "td"
+            attrs = (f' colspan="{c.col_span}"' if c.col_span > 1 else "") + \
+                    (f' rowspan="{c.row_span}"' if c.row_span > 1 else "")
+            parts.append(f"<{tag}{attrs}>{html.escape(c.text)}</{tag}>")
+        parts.append("</tr>")
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def find_cell(table: TableContent, row_text: str, col_text: str) -> str | None:
+    """Text of the cell whose row header contains ``row_text`` and whose column header
+    contains ``col_text`` (case-insensitive; spans expanded)."""
+    grid = table.grid()
+    hr = max(1, table.header_rows)
+    norm = lambda s: " ".join(re.sub(r"[^0-9a-z]+", " ", s.lower()).split())  # noqa: E731
+    cols = [j for j in range(len(grid[0]) if grid else 0)
+            if any(norm(col_text) in norm(grid[r][j]) for r in range(min(hr, len(grid))))]
+    for row in grid[hr:]:
+        if row and norm(row_text) in norm(" ".join(row[: max(1, table.header_cols)])):
+            for j in cols:
+                if j < len(row) and row[j]:
+                    return row[j]
+    return None
