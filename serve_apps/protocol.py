@@ -76,3 +76,8 @@ class ErrorBody(BaseModel):
     error: str
     field: str | None = None
     retryable: bool = False
+
+
+class DeleteResponse(BaseModel):
+    doc_id: str
+    deleted: bool

@@ -1,0 +1,36 @@
+"""``build_app(config) -> Application``: the query path as composed Serve deployments.
+
+Ingress (FastAPI) holds handles to GraphWalk, DenseSearch, PageRetrieval (called
+concurrently), Rerank, Synthesis and Documents; each gets its replicas, resources and
+queue bounds from a ``configs/serve/*.yaml`` (:class:`ServeSettings`).
+"""
+from __future__ import annotations
+
+from ray.serve import Application
+
+from docray.engine.config import DocrayConfig
+from docray.serve_apps.settings import ServeSettings
+
+APP_NAME = "docray"
+
+
+def build_app(cfg: DocrayConfig, settings: ServeSettings | None = None,
+              app_name: str = APP_NAME) -> Application:
+    """``cfg.milvus.uri`` must be a server URI when more than one process uses Milvus
+    (see :mod:`docray.serve_apps.milvus_server`)."""
+    from docray.serve_apps.documents.deployment import Documents
+    from docray.serve_apps.ingress.deployment import Ingress
+    from docray.serve_apps.rerank.deployment import Rerank
+    from docray.serve_apps.retrieval.deployment import DenseSearch, GraphWalk, PageRetrieval
+    from docray.serve_apps.synthesis.deployment import Synthesis
+
+    settings = settings or ServeSettings()
+    cfg_json = cfg.model_dump_json()
+
+    def bind(dep, stage: str, *args):
+        return dep.options(**settings.stage(stage).deployment_options()).bind(*args)
+
+    return bind(Ingress, "ingress", cfg_json, settings.limits.model_dump_json(), app_name,
+                bind(GraphWalk, "graph", cfg_json), bind(DenseSearch, "dense", cfg_json),
+                bind(PageRetrieval, "pages", cfg_json), bind(Rerank, "rerank", cfg_json),
+                bind(Synthesis, "synthesis", cfg_json), bind(Documents, "documents", cfg_json))

@@ -1,0 +1,136 @@
+"""Upload → ingestion job on Ray Data; delete; job status. Ray-free logic.
+
+One instance owns every write (ingest and delete run one at a time under a lock), so the
+graph file has a single writer; readers in other replicas pick the changes up. Uploaded
+bytes arrive over the handle and are written under ``data_dir/uploads/<job>/``. Job
+records are JSON files under ``data_dir/jobs/`` so they outlive a restart.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from docray.engine.config import DocrayConfig
+
+log = logging.getLogger(__name__)
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(name: str) -> str:
+    """A file name with no path parts or odd characters (never empty, never dot-led)."""
+    base = _SAFE.sub("_", Path(name.replace("\\", "/")).name).lstrip(".")
+    return base[:120] or "upload"
+
+
+def _ray_ingest(paths, cfg, workspace):
+    from docray.engine.ingest.pipeline import ingest
+
+    return ingest(paths, cfg, workspace)
+
+
+class DocumentsService:
+    def __init__(self, cfg: DocrayConfig, ingest_fn: Callable = _ray_ingest):
+        from docray.engine.index.catalog import Catalog
+        from docray.engine.model import file_doc_id
+
+        self.cfg, self.ingest_fn, self._doc_id = cfg, ingest_fn, file_doc_id
+        root = Path(cfg.paths.data_dir)
+        self.uploads, self.jobs_dir = root / "uploads", root / "jobs"
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.catalog = Catalog(root / "catalog.sqlite")
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- job records ---------------------------------------------------------------------
+    def _save(self, job: dict[str, Any]) -> None:
+        path = self.jobs_dir / f"{job['job_id']}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(job))
+        tmp.replace(path)
+
+    def _load(self, job_id: str) -> dict[str, Any] | None:
+        if not re.fullmatch(r"[0-9a-f]{32}", job_id):
+            return None
+        path = self.jobs_dir / f"{job_id}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    async def job(self, workspace: str, job_id: str) -> dict[str, Any] | None:
+        """Job status with per-document catalog status; None if not in this workspace."""
+        job = self._load(job_id)
+        if job is None or job["workspace"] != workspace:
+            return None
+        docs = []
+        for d in job["documents"]:
+            row = self.catalog.get(workspace, d["doc_id"])
+            docs.append(_doc_status(row) if row else d)
+        return {"job_id": job_id, "status": job["status"], "documents": docs,
+                "error": job.get("error")}
+
+    # -- submit and run ------------------------------------------------------------------
+    async def submit(self, workspace: str, files: list[tuple[str, bytes]]) -> dict[str, Any]:
+        job_id = uuid.uuid4().hex
+        folder = self.uploads / job_id
+        folder.mkdir(parents=True)
+        docs, paths = [], []
+        for name, data in files:
+            path = folder / safe_name(name)
+            path.write_bytes(data)
+            paths.append(path)
+            docs.append({"doc_id": self._doc_id(path), "filename": path.name,
+                         "status": "pending", "error": None, "n_pages": 0, "n_units": 0})
+        job = {"job_id": job_id, "workspace": workspace, "status": "queued", "documents": docs,
+               "error": None}
+        self._save(job)
+        task = asyncio.create_task(self._run(job, paths))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return await self.job(workspace, job_id)
+
+    async def _run(self, job: dict[str, Any], paths: list[Path]) -> None:
+        async with self._lock:
+            job["status"] = "running"
+            self._save(job)
+            try:
+                summary = await asyncio.to_thread(self.ingest_fn, paths, self.cfg,
+                                                  job["workspace"])
+                failed = summary.failed and not summary.ok
+                job["status"] = "failed" if failed else "done"
+                if summary.failures:
+                    job["error"] = "; ".join(f"{f['file']}: {f['error']}"
+                                             for f in summary.failures)
+            except Exception as err:  # noqa: BLE001 — the job records it, the service lives on
+                log.exception("ingestion job %s failed", job["job_id"])
+                job["status"], job["error"] = "failed", f"{type(err).__name__}: {err}"
+            self._save(job)
+
+    async def wait_idle(self) -> None:
+        """Wait for running jobs (tests and shutdown)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # -- delete --------------------------------------------------------------------------
+    def _delete(self, workspace: str, doc_id: str) -> None:
+        from docray.engine.ingest.stores import Stores
+
+        stores = Stores.open(self.cfg)
+        try:
+            stores.delete_doc(workspace, doc_id)
+        finally:
+            stores.close()
+
+    async def delete(self, workspace: str, doc_id: str) -> bool:
+        if self.catalog.get(workspace, doc_id) is None:
+            return False
+        async with self._lock:
+            await asyncio.to_thread(self._delete, workspace, doc_id)
+        return True
+
+
+def _doc_status(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row.get(k) for k in ("doc_id", "filename", "status", "error", "n_pages",
+                                     "n_units")}

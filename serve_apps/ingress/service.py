@@ -1,0 +1,147 @@
+"""The query path across stages: analyse → (graph ∥ dense ∥ pages) → fuse → rerank →
+synthesize. Async, Ray-free: stages come in through an adapter (handles or objects).
+
+Every stage call is bounded by ``stage_timeout_s`` (→ 504) and a failing stage surfaces
+as a 502 naming it; nothing waits without a bound.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable
+
+from docray.engine.config import DocrayConfig
+from docray.engine.errors import BadInput
+from docray.engine.retrieve.engine import Fuser, signals_for
+from docray.engine.retrieve.fusion import page_ranking
+from docray.engine.retrieve.query import analyze
+from docray.engine.synthesize.citations import to_evidence
+from docray.serve_apps.errors import ServeError, StageFailed, StageTimeout
+from docray.serve_apps.metrics import Metrics
+from docray.serve_apps.settings import Limits
+
+log = logging.getLogger(__name__)
+
+
+def evidence_json(evidence) -> list[dict[str, Any]]:
+    return [e.model_dump(exclude={"unit_id", "chunk_id"}) for e in evidence]
+
+
+def answer_json(answer, timings: dict[str, float]) -> dict[str, Any]:
+    """The ``docray query --json`` contract."""
+    return {"answer": answer.answer, "abstained": answer.abstained, "reason": answer.reason,
+            "evidence": evidence_json(answer.evidence),
+            "timings": {k: round(v, 4) for k, v in timings.items()}}
+
+
+class QueryService:
+    def __init__(self, cfg: DocrayConfig, stages, limits: Limits, metrics: Metrics | None = None):
+        from docray.engine.index.catalog import Catalog
+        from docray.engine.index.content import ContentStore
+
+        root = Path(cfg.paths.data_dir)
+        self.cfg, self.stages, self.limits = cfg, stages, limits
+        self.metrics = metrics or Metrics()
+        self.catalog = Catalog(root / "catalog.sqlite")
+        self.fuser = Fuser(cfg, ContentStore(root / "content.sqlite"), self._filename)
+
+    @lru_cache(maxsize=4096)
+    def _filename(self, workspace: str, doc_id: str) -> str:
+        row = self.catalog.get(workspace, doc_id)
+        return row["filename"] if row else doc_id
+
+    def resolve_doc(self, workspace: str, ref: str | None) -> list[str] | None:
+        if not ref:
+            return None
+        row = self.catalog.find(workspace, ref)
+        if row is None:
+            raise BadInput("doc", f"no document {ref!r} in this workspace")
+        return [row["doc_id"]]
+
+    async def _stage(self, name: str, call: Awaitable, timings: dict[str, float]) -> Any:
+        t0 = time.perf_counter()
+        with self.metrics.stage(name):
+            try:
+                return await asyncio.wait_for(call, self.limits.stage_timeout_s)
+            except (ServeError, StopAsyncIteration):
+                raise
+            except (asyncio.TimeoutError, TimeoutError):
+                raise StageTimeout(f"stage {name} timed out after "
+                                   f"{self.limits.stage_timeout_s:g}s", field=name) from None
+            except Exception as err:  # noqa: BLE001 — any stage failure becomes a clear 502
+                log.warning("stage %s failed: %s", name, err)
+                raise StageFailed(f"stage {name} failed: {type(err).__name__}: {err}",
+                                  field=name) from None
+            finally:
+                timings[name] = time.perf_counter() - t0
+
+    async def _generate(self, plan, question: str, ws: str, doc_ids, mode: str, t: dict):
+        use, k = signals_for(mode), self.cfg.retrieve.candidates
+        jobs: dict[str, Awaitable] = {}
+        if use & {"dense", "sparse"}:
+            jobs["dense"] = self._stage("dense", self.stages.dense(plan, ws, doc_ids, k), t)
+        if "graph" in use:
+            jobs["graph"] = self._stage("graph", self.stages.graph(plan, ws, doc_ids, k), t)
+        if "page" in use:
+            jobs["page"] = self._stage("pages", self.stages.pages(plan.text, ws, doc_ids, k), t)
+        tasks = {name: asyncio.ensure_future(job) for name, job in jobs.items()}
+        try:
+            return dict(zip(tasks, await asyncio.gather(*tasks.values())))
+        finally:
+            for task in tasks.values():
+                task.cancel()
+
+    async def retrieve(self, question: str, ws: str, doc: str | None = None,
+                       mode: str = "hybrid", top_k: int = 5):
+        t: dict[str, float] = {}
+        t0 = time.perf_counter()
+        doc_ids = await asyncio.to_thread(self.resolve_doc, ws, doc)
+        plan = analyze(question, doc_ids)
+        t["analyze"] = time.perf_counter() - t0
+        results = await self._generate(plan, question, ws, doc_ids, mode, t)
+        chunk_lists = dict(results.get("dense", {}))
+        if "graph" in results:
+            chunk_lists["graph"] = results["graph"]
+        s = time.perf_counter()
+        ranked, chunks, cpages = await asyncio.to_thread(
+            self.fuser.fuse, plan, ws, chunk_lists, results.get("page", []))
+        t["fuse"] = time.perf_counter() - s
+        if mode != "no-rerank" and self.cfg.retrieve.reranker != "none" and ranked:
+            n = max(top_k, self.cfg.retrieve.rerank_depth)
+            head = ranked[:n]
+            head = await self._stage("rerank", self.stages.rerank(
+                question, head, {c: chunks[c] for c, _ in head}), t)
+            ranked = list(head) + ranked[n:]
+        pages = page_ranking(ranked, cpages)
+        pages += [p for p, _ in results.get("page", []) if p not in set(pages)]
+        passages = await asyncio.to_thread(self.fuser.passages, ws, ranked, chunks, top_k)
+        return passages, pages, t
+
+    async def query(self, question: str, ws: str, doc: str | None = None, mode: str = "hybrid",
+                    top_k: int = 5) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        passages, _, t = await self.retrieve(question, ws, doc, mode, top_k)
+        answer = await self._stage("synthesis", self.stages.answer(question, passages), t)
+        t["total"] = time.perf_counter() - t0
+        return answer_json(answer, t)
+
+    async def stream(self, question: str, ws: str, doc: str | None = None,
+                     mode: str = "hybrid", top_k: int = 5) -> AsyncIterator[dict[str, Any]]:
+        """Yields ``{"token": str}`` events, then one ``{"evidence": [...], "timings"}``."""
+        t0 = time.perf_counter()
+        passages, _, t = await self.retrieve(question, ws, doc, mode, top_k)
+        s = time.perf_counter()
+        tokens = self.stages.stream(question, passages).__aiter__()
+        while True:
+            try:
+                token = await self._stage("synthesis", tokens.__anext__(), {})
+            except StopAsyncIteration:
+                break
+            yield {"token": token}
+        t["synthesis"] = time.perf_counter() - s
+        t["total"] = time.perf_counter() - t0
+        yield {"evidence": evidence_json(to_evidence(passages)),
+               "timings": {k: round(v, 4) for k, v in t.items()}}

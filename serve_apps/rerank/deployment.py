@@ -1,0 +1,17 @@
+"""Serve glue for the reranker."""
+from __future__ import annotations
+
+from ray import serve
+
+from docray.engine.config import DocrayConfig
+
+
+@serve.deployment(name="Rerank")
+class Rerank:
+    def __init__(self, cfg_json: str):
+        from docray.serve_apps.rerank.service import RerankService
+
+        self.service = RerankService(DocrayConfig.model_validate_json(cfg_json))
+
+    async def rerank(self, question, head, chunks):
+        return await self.service.rerank(question, head, chunks)

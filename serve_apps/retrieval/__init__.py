@@ -1,0 +1,1 @@
+"""The three candidate generators as Serve stages: GraphWalk, DenseSearch, PageRetrieval."""

@@ -1,0 +1,39 @@
+"""Serve glue for the three candidate generators."""
+from __future__ import annotations
+
+from ray import serve
+
+from docray.engine.config import DocrayConfig
+
+
+@serve.deployment(name="GraphWalk")
+class GraphWalk:
+    def __init__(self, cfg_json: str):
+        from docray.serve_apps.retrieval.service import GraphWalkService
+
+        self.service = GraphWalkService(DocrayConfig.model_validate_json(cfg_json))
+
+    async def search(self, plan, workspace, doc_ids, k):
+        return await self.service.search(plan, workspace, doc_ids, k)
+
+
+@serve.deployment(name="DenseSearch")
+class DenseSearch:
+    def __init__(self, cfg_json: str):
+        from docray.serve_apps.retrieval.service import DenseSearchService
+
+        self.service = DenseSearchService(DocrayConfig.model_validate_json(cfg_json))
+
+    async def search(self, plan, workspace, doc_ids, k):
+        return await self.service.search(plan, workspace, doc_ids, k)
+
+
+@serve.deployment(name="PageRetrieval")
+class PageRetrieval:
+    def __init__(self, cfg_json: str):
+        from docray.serve_apps.retrieval.service import PageRetrievalService
+
+        self.service = PageRetrievalService(DocrayConfig.model_validate_json(cfg_json))
+
+    async def search(self, text, workspace, doc_ids, k):
+        return await self.service.search(text, workspace, doc_ids, k)

@@ -1,0 +1,129 @@
+"""Candidate generators over the stores of one data dir, async and Ray-free.
+
+Each service opens only the store it searches, so replicas stay small. Readers pick up
+writes made by the ingestion process: the page store remaps on its own (SQLite
+``data_version``); the graph, held in memory, is reloaded when its manifest changes.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from docray.engine.config import DocrayConfig
+from docray.engine.retrieve.query import QueryPlan
+
+log = logging.getLogger(__name__)
+Encode = Callable[[str], tuple[np.ndarray, np.ndarray]]
+
+
+def query_encoder(cfg: DocrayConfig, encoder=None) -> Encode:
+    """Cached query encoder: text → (vector (dim,), token vectors (n_q, dim))."""
+    from docray.engine.embed import get_text_encoder
+    from docray.engine.retrieve.parts import make_query_encoder
+
+    return make_query_encoder(encoder or get_text_encoder(cfg.embed.text))
+
+
+class GraphWalkService:
+    """Structural navigation: entity match + k-hop walk over the dual graph."""
+
+    def __init__(self, cfg: DocrayConfig):
+        from docray.engine.index.content import ContentStore
+
+        self.cfg = cfg
+        self.root = Path(cfg.paths.data_dir)
+        self.content = ContentStore(self.root / "content.sqlite")
+        self._lock = threading.Lock()
+        self._stamp: int | None = None
+        self.walker = None
+        self._maybe_reload()
+
+    def _manifest_stamp(self) -> int | None:
+        p = self.root / "graph" / "manifest.json"
+        try:
+            return p.stat().st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def _maybe_reload(self) -> None:
+        from docray.engine.graph.store import GraphStore
+        from docray.engine.retrieve.graph_walk import GraphWalker
+
+        stamp = self._manifest_stamp()
+        with self._lock:
+            if stamp == self._stamp and self.walker is not None:
+                return
+            path = self.root / "graph"
+            try:
+                graph = GraphStore.open(path) if stamp is not None else GraphStore(path)
+            except Exception as err:  # noqa: BLE001 — a save in progress: keep the old graph
+                if self.walker is None:
+                    raise
+                log.warning("graph reload failed (%s); keeping the loaded graph", err)
+                return
+            self.walker = GraphWalker(graph, self.content, self.cfg.retrieve.graph_hops)
+            self._stamp = stamp
+            log.info("graph loaded (%s)", graph.counts())
+
+    def _search(self, plan: QueryPlan, workspace: str, doc_ids, k: int):
+        self._maybe_reload()
+        return self.walker.search(plan, workspace, doc_ids, k)
+
+    async def search(self, plan: QueryPlan, workspace: str, doc_ids: list[str] | None,
+                     k: int) -> list[tuple[str, float]]:
+        return await asyncio.to_thread(self._search, plan, workspace, doc_ids, k)
+
+
+class DenseSearchService:
+    """Dense + BM25 sparse search in Milvus (a server URI when several processes share it)."""
+
+    def __init__(self, cfg: DocrayConfig, encoder=None):
+        from docray.engine.index.dense import MilvusDenseStore
+        from docray.engine.retrieve.dense import DenseSearcher
+
+        self.store = MilvusDenseStore(cfg.milvus, Path(cfg.paths.data_dir),
+                                      dim=cfg.embed.text.dim, encoder=cfg.embed.text.model)
+        self.searcher = DenseSearcher(self.store)
+        self.encode = query_encoder(cfg, encoder)
+
+    def _search(self, plan: QueryPlan, workspace: str, doc_ids, k: int) -> dict[str, list]:
+        qvec, _ = self.encode(plan.text)
+        return self.searcher.search(plan, qvec, workspace, doc_ids, k)
+
+    async def search(self, plan: QueryPlan, workspace: str, doc_ids: list[str] | None,
+                     k: int) -> dict[str, list]:
+        return await asyncio.to_thread(self._search, plan, workspace, doc_ids, k)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class PageRetrievalService:
+    """Exact MaxSim over the page multi-vector store."""
+
+    def __init__(self, cfg: DocrayConfig, encoder=None):
+        from docray.engine.index.pages import PageStore
+        from docray.engine.ingest.stores import _page_encoder_name
+        from docray.engine.retrieve.pages import PageSearcher
+
+        page = cfg.embed.page
+        self.store = PageStore(Path(cfg.paths.data_dir) / "pages", dim=page.dim,
+                               dtype={"float16": "fp16"}.get(page.dtype, page.dtype),
+                               encoder=_page_encoder_name(cfg))
+        self.searcher = PageSearcher(self.store)
+        self.encode = query_encoder(cfg, encoder)
+
+    def _search(self, question: str, workspace: str, doc_ids, k: int):
+        _, qtok = self.encode(question.strip())
+        return self.searcher.search_tokens(qtok, workspace, doc_ids, k)
+
+    async def search(self, question: str, workspace: str, doc_ids: list[str] | None,
+                     k: int) -> list[tuple[tuple[str, int], float]]:
+        return await asyncio.to_thread(self._search, question, workspace, doc_ids, k)
+
+

@@ -1,0 +1,67 @@
+"""Start and stop the whole app: milvus-lite server (when needed), Ray, Serve.
+
+Used by ``docray serve``, the tests and the load benchmark.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from docray.engine.config import DocrayConfig
+from docray.serve_apps.build import APP_NAME, build_app
+from docray.serve_apps.milvus_server import MilvusLiteServer, shared_milvus
+from docray.serve_apps.settings import ServeSettings
+
+log = logging.getLogger(__name__)
+
+
+def _init_ray(cfg: DocrayConfig, settings: ServeSettings) -> None:
+    import ray
+
+    if ray.is_initialized():
+        return
+    if cfg.ray.address:
+        ray.init(address=cfg.ray.address, log_to_driver=False)
+        return
+    ray.init(num_cpus=settings.ray_num_cpus or cfg.ray.num_cpus, include_dashboard=False,
+             log_to_driver=False, object_store_memory=cfg.ray.object_store_mb * 1024 * 1024)
+
+
+@dataclass
+class ServeRunner:
+    cfg: DocrayConfig
+    settings: ServeSettings = field(default_factory=ServeSettings)
+    app_name: str = APP_NAME
+    milvus: MilvusLiteServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.cfg.serve.host}:{self.cfg.serve.port}"
+
+    def start(self, blocking: bool = False) -> str:
+        from ray import serve
+
+        shared, self.milvus = shared_milvus(self.cfg, self.settings.milvus_port)
+        if self.milvus is not None:
+            self.milvus.start()
+        try:
+            _init_ray(self.cfg, self.settings)
+            serve.start(http_options={"host": self.cfg.serve.host, "port": self.cfg.serve.port})
+            serve.run(build_app(shared, self.settings, self.app_name), name=self.app_name,
+                      route_prefix="/", blocking=blocking)
+        except BaseException:
+            self.stop()
+            raise
+        log.info("docray serving at %s", self.url)
+        return self.url
+
+    def stop(self) -> None:
+        try:
+            import ray
+            from ray import serve
+
+            if ray.is_initialized():
+                serve.shutdown()
+        finally:
+            if self.milvus is not None:
+                self.milvus.stop()

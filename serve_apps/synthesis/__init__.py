@@ -1,0 +1,1 @@
+"""docray Serve stage: synthesis."""

@@ -1,0 +1,21 @@
+"""Serve glue for synthesis (``answer`` and the streaming ``stream``)."""
+from __future__ import annotations
+
+from ray import serve
+
+from docray.engine.config import DocrayConfig
+
+
+@serve.deployment(name="Synthesis")
+class Synthesis:
+    def __init__(self, cfg_json: str):
+        from docray.serve_apps.synthesis.service import SynthesisService
+
+        self.service = SynthesisService(DocrayConfig.model_validate_json(cfg_json))
+
+    async def answer(self, question, passages):
+        return await self.service.answer(question, passages)
+
+    async def stream(self, question, passages):
+        async for token in self.service.stream(question, passages):
+            yield token

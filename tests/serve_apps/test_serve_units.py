@@ -1,0 +1,192 @@
+"""Ray-free tests of the serving logic: services in-process, FastAPI over LocalStages."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fastapi.testclient import TestClient
+
+from docray.engine.errors import BadInput, ConfigError
+from docray.engine.samples import QUESTIONS
+from docray.serve_apps.documents.service import safe_name
+from docray.serve_apps.errors import Overloaded, StageFailed, StageTimeout, Unauthorized
+from docray.serve_apps.ingress.auth import Admission, KeyRing
+from docray.serve_apps.ingress.openai_compat import question_of
+from docray.serve_apps.protocol import ChatRequest
+from docray.serve_apps.settings import Limits, ServeSettings, load_serve_settings
+
+
+# -- pure pieces ------------------------------------------------------------------------
+def test_keyring_maps_keys_to_workspaces():
+    ring = KeyRing({"ka": "alpha", "kb": "beta"}, "default")
+    assert ring.workspace("Bearer ka", None) == "alpha"
+    assert ring.workspace(None, "kb") == "beta"
+    with pytest.raises(Unauthorized):
+        ring.workspace(None, None)
+    with pytest.raises(Unauthorized):
+        ring.workspace("Bearer nope", None)
+    assert KeyRing({}, "default").workspace(None, None) == "default"
+
+
+def test_admission_rejects_at_limit_and_never_leaks():
+    adm = Admission(1, retry_after=2)
+    with pytest.raises(RuntimeError):
+        with adm.slot():
+            with pytest.raises(Overloaded) as err:
+                adm.acquire()
+            assert err.value.retry_after == 2
+            raise RuntimeError("stage blew up")
+    assert adm.inflight == 0
+
+
+def test_safe_name_strips_paths():
+    assert safe_name("../../etc/passwd") == "passwd"
+    assert safe_name("..\\a b.pdf") == "a_b.pdf"
+    assert safe_name(".hidden") == "hidden"
+
+
+def test_chat_question_is_last_user_message():
+    req = ChatRequest(messages=[{"role": "user", "content": "old"},
+                                {"role": "assistant", "content": "x"},
+                                {"role": "user", "content": [{"type": "text", "text": "new?"}]}])
+    assert question_of(req) == "new?"
+    with pytest.raises(BadInput):
+        question_of(ChatRequest(messages=[{"role": "system", "content": "hi"}]))
+
+
+def test_serve_profiles_load_and_reject_unknown_keys(tmp_path):
+    for name in ("local", "gpu", "test"):
+        s = load_serve_settings(f"configs/serve/{name}.yaml")
+        assert s.stage("dense").deployment_options()["max_queued_requests"] >= 1
+    gpu = load_serve_settings("configs/serve/gpu.yaml")
+    assert gpu.stage("pages").deployment_options()["ray_actor_options"]["num_gpus"] > 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("stages: {dense: {num_cpu: 1}}\n")
+    with pytest.raises(ConfigError, match="num_cpu"):
+        load_serve_settings(bad)
+    with pytest.raises(ValueError):
+        ServeSettings(stages={"nope": {}})
+
+
+# -- services over a copy of the sample data --------------------------------------------
+@pytest.fixture(scope="module")
+def local(tmp_path_factory, sample_data):
+    import shutil
+
+    from docray.engine.config import config_from_dict
+    from docray.engine.embed import get_text_encoder
+    from docray.serve_apps.ingress.context import IngressContext
+    from docray.serve_apps.ingress.stages import LocalStages
+    from docray.serve_apps.rerank.service import RerankService
+    from docray.serve_apps.retrieval.service import (DenseSearchService, GraphWalkService,
+                                                     PageRetrievalService)
+    from docray.serve_apps.synthesis.service import SynthesisService
+
+    dst = tmp_path_factory.mktemp("units") / "data"
+    shutil.copytree(sample_data, dst)
+    cfg = config_from_dict({"paths": {"data_dir": str(dst)},
+                            "serve": {"api_keys": {"ka": "default", "kb": "other"}}})
+    enc = get_text_encoder(cfg.embed.text)
+    dense = DenseSearchService(cfg, enc)
+    stages = LocalStages(GraphWalkService(cfg), dense, PageRetrievalService(cfg, enc),
+                         RerankService(cfg, enc), SynthesisService(cfg, enc))
+    ctx = IngressContext.build(cfg, Limits(max_inflight=4, stage_timeout_s=5), stages)
+    yield cfg, stages, ctx
+    dense.close()
+
+
+def test_query_service_matches_in_process_engine(local):
+    from docray.engine.retrieve.engine import QueryEngine
+    from docray.engine.retrieve.parts import Parts, make_answerer, make_query_encoder, \
+        make_reranker
+    from docray.engine.retrieve.engine import Fuser
+
+    cfg, stages, ctx = local
+    encoder = stages._s.answerer.encoder
+    parts = Parts(make_query_encoder(encoder), stages._d.searcher, stages._g.walker,
+                  stages._p.searcher, ctx.query.fuser, make_reranker(cfg, encoder),
+                  make_answerer(cfg, encoder))
+    engine = QueryEngine(cfg, parts)
+    for q in QUESTIONS:
+        got = asyncio.run(ctx.query.query(q, "default"))
+        want = asyncio.run(engine.query(q, "default"))
+        assert got["answer"] == want.answer.answer
+        assert [e["doc_id"] for e in got["evidence"]] == [e.doc_id for e in want.answer.evidence]
+        assert {"dense", "graph", "pages", "rerank", "synthesis", "total"} <= set(got["timings"])
+    assert not got["abstained"] and "Fuser" in repr(Fuser)
+
+
+class _Slow:
+    async def search(self, *a):
+        await asyncio.sleep(10)
+
+
+class _Broken:
+    async def search(self, *a):
+        raise RuntimeError("index on fire")
+
+
+def _with_stage(local, **swap):
+    from docray.serve_apps.ingress.service import QueryService
+    from docray.serve_apps.ingress.stages import LocalStages
+
+    cfg, s, _ = local
+    parts = dict(graph=s._g, dense=s._d, pages=s._p, rerank=s._r, synthesis=s._s) | swap
+    return QueryService(cfg, LocalStages(**parts), Limits(stage_timeout_s=0.3))
+
+
+def test_slow_stage_times_out_and_failing_stage_is_named(local):
+    with pytest.raises(StageTimeout, match="graph"):
+        asyncio.run(_with_stage(local, graph=_Slow()).query(QUESTIONS[0], "default"))
+    with pytest.raises(StageFailed, match="pages.*index on fire"):
+        asyncio.run(_with_stage(local, pages=_Broken()).query(QUESTIONS[0], "default"))
+
+
+def test_stream_yields_tokens_then_evidence(local):
+    async def collect():
+        return [ev async for ev in local[2].query.stream(QUESTIONS[1], "default")]
+    events = asyncio.run(collect())
+    assert "token" in events[0] and "evidence" in events[-1]
+    assert "470" in "".join(e.get("token", "") for e in events)
+
+
+@pytest.fixture(scope="module")
+def client(local):
+    from docray.serve_apps.ingress.app import create_app
+
+    return TestClient(create_app(local[2]), raise_server_exceptions=False)
+
+
+def test_http_layer_auth_validation_and_errors(client, local):
+    q = {"question": QUESTIONS[0]}
+    assert client.post("/v1/query", json=q).status_code == 401
+    ok = client.post("/v1/query", json=q, headers={"Authorization": "Bearer ka"})
+    assert ok.status_code == 200 and not ok.json()["abstained"]
+    assert set(ok.json()) == {"answer", "abstained", "reason", "evidence", "timings"}
+    other = client.post("/v1/query", json=q, headers={"X-API-Key": "kb"}).json()
+    assert other["evidence"] == []  # a key never reads another workspace
+    h = {"X-API-Key": "ka"}
+    for body, field in [({"question": ""}, "question"), ({"question": "x", "top_k": 0}, "top_k"),
+                        ({"question": "x", "mode": "bogus"}, "mode"), ({}, "question"),
+                        ({"question": "x" * 5000}, "question")]:
+        r = client.post("/v1/query", json=body, headers=h)
+        assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
+    r = client.post("/v1/query", json={"question": "x", "doc": "nope.pdf"}, headers=h)
+    assert r.status_code == 400 and r.json()["field"] == "doc"
+    docs = client.get("/v1/documents", headers=h).json()
+    assert {d["status"] for d in docs} == {"done"} and len(docs) == 2
+    assert client.get("/v1/documents", headers={"X-API-Key": "kb"}).json() == []
+    assert client.get(f"/v1/documents/{docs[0]['doc_id']}",
+                      headers={"X-API-Key": "kb"}).status_code == 404
+
+
+def test_http_artifacts_are_path_safe_and_workspace_bound(client, local):
+    root = local[0].paths.data_dir / "artifacts"
+    png = next(root.glob("default/*/*.png"))
+    aid = "/".join(png.relative_to(root).parts)
+    r = client.get(f"/v1/artifacts/{aid}", headers={"X-API-Key": "ka"})
+    assert r.status_code == 200 and r.headers["content-type"] == "image/png"
+    assert client.get(f"/v1/artifacts/{aid}", headers={"X-API-Key": "kb"}).status_code == 404
+    r = client.get("/v1/artifacts/default/..%2F..%2Fcatalog.sqlite/x.png",
+                   headers={"X-API-Key": "ka"})
+    assert r.status_code in (400, 404)
