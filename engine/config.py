@@ -130,7 +130,7 @@ class RetrieveConfig(_Strict):
     graph_hops: int = Field(2, ge=0, le=4)
     weights: dict[str, float] = Field(
         default_factory=lambda: {"dense": 1.0, "sparse": 1.0, "graph": 0.5, "page": 1.0,
-                                 "modality": 0.3})
+                                 "modality": 0.3, "cues": 0.3})
     reranker: Literal["late-interaction", "cross-encoder", "none"] = "late-interaction"
     cross_encoder_model: str = Field("BAAI/bge-reranker-v2-m3",
                                      description="Local path (or hub id) of the cross-encoder.")

@@ -61,7 +61,8 @@ class Fuser:
         ranked = fuse(lists, pages, cpages, self.cfg.retrieve.weights,
                       {cid: c.modality for cid, c in chunks.items()}, plan.modalities,
                       self.cfg.retrieve.weights.get("modality", 0.0) / 60)
-        return ranked, chunks, cpages
+        return cue_boost(ranked, chunks, plan, self.cfg.retrieve.weights.get("cues", 0.0) / 60), \
+            chunks, cpages
 
     def passages(self, workspace: str, ranked: list[tuple[str, float]], chunks: dict,
                  k: int) -> list[Passage]:
@@ -69,6 +70,17 @@ class Fuser:
         units = self.content.units(workspace, [u for c, _ in top for u in c.unit_ids])
         return [Passage(c, [units[u] for u in c.unit_ids if u in units], s,
                         self.filenames(workspace, c.doc_id)) for c, s in top]
+
+
+def cue_boost(ranked: list[tuple[str, float]], chunks: dict, plan: QueryPlan,
+              weight: float) -> list[tuple[str, float]]:
+    """Lift chunks that contain the years and numbers the question names."""
+    cues = [*plan.years, *plan.numbers]
+    if not cues or weight <= 0:
+        return ranked
+    boosted = [(cid, s + weight * sum(c in chunks[cid].text for c in cues) / len(cues))
+               for cid, s in ranked]
+    return sorted(boosted, key=lambda kv: (-kv[1], kv[0]))
 
 
 def rerank_ranked(reranker, question: str, ranked: list[tuple[str, float]], chunks: dict,

@@ -14,6 +14,7 @@ the chunks that lie on it (capped at ``embed.page.max_tokens``). Other page enco
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -53,13 +54,14 @@ def pages_from_chunk_tokens(doc: Document, chunks: list[Chunk], token_vecs: list
     return page_nos, offsets, tokens
 
 
-MAX_ENTITIES, MAX_RELATIONS = 3000, 2000
+MAX_ENTITIES, MAX_RELATIONS = 800, 400
 
 
 def graph_vectors(graph: dict[str, Any], encoder) -> dict[str, Any]:
     """Vectors for entity names (+description) and the strongest relations, so the
     entity and relation collections in Milvus can be searched by meaning."""
-    ents = [n for n in graph["nodes"] if n["kind"] == "entity"][:MAX_ENTITIES]
+    ents = sorted((n for n in graph["nodes"] if n["kind"] == "entity"),
+                  key=lambda n: -len(n["attrs"].get("unit_ids", [])))[:MAX_ENTITIES]
     names = {n["id"]: n["name"] for n in graph["nodes"]}
     rels = sorted((e for e in graph["edges"] if e["src"] in names and e["dst"] in names
                    and e["type"] not in ("row-of", "column-of", "unit-of")),
@@ -76,6 +78,31 @@ def graph_vectors(graph: dict[str, Any], encoder) -> dict[str, Any]:
             "relation_vecs": np.asarray(vecs[len(ents):], np.float32)}
 
 
+_HASHY = re.compile(r"^[0-9a-f]{16,}$")
+
+
+def doc_label(doc: Document) -> str:
+    """Words that name the document (file stem unless it is a hash, plus its first title):
+    questions name companies and reports that the chunks themselves rarely repeat.
+
+    >>> from docray.engine.model import Document
+    >>> doc_label(Document(doc_id="d", source="x", filename="3M_2018_10K.pdf"))
+    '3M 2018 10K'
+    """
+    stem = re.sub(r"[_\-]+", " ", doc.filename.rsplit(".", 1)[0]).strip()
+    parts = [] if _HASHY.match(stem.replace(" ", "").lower()) else [stem]
+    title = next((u.text for u in doc.units if u.modality == "title" and u.text.strip()), "")
+    if title and title.lower() not in stem.lower():
+        parts.append(title.strip()[:120])
+    return " — ".join(parts)
+
+
+def index_text(label: str, chunk: Chunk) -> str:
+    """What gets embedded and BM25-indexed: document label and heading, then the text."""
+    head = " / ".join([label, *chunk.section[-1:]]).strip(" /")
+    return f"{head}\n{chunk.text}" if head else chunk.text
+
+
 def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encoder=None):
     row = dict(row)
     if failed(row):
@@ -83,7 +110,9 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
     with stage(row, "encode"):
         doc = Document.model_validate_json(row["doc"])
         chunks = [Chunk.model_validate(c) for c in json.loads(row["chunks"])]
-        texts = [c.text for c in chunks]
+        label = doc_label(doc)
+        texts = [index_text(label, c) for c in chunks]
+        row["index_texts"] = texts
         if texts:
             vecs, token_vecs = text_encoder.encode_with_tokens(texts)  # (n, dim), [(t, dim)]
         else:

@@ -38,7 +38,9 @@ def write_row(row: dict[str, Any], stores) -> dict[str, Any]:
         doc = Document.model_validate_json(row["doc"])
         chunks = [Chunk.model_validate(c) for c in json.loads(row["chunks"])]
         graph = json.loads(row["graph"])
-        stores.dense.upsert_chunks(chunks, np.asarray(row["chunk_vecs"], np.float32))
+        indexed = [c.model_copy(update={"text": t})
+                   for c, t in zip(chunks, row.get("index_texts") or [c.text for c in chunks])]
+        stores.dense.upsert_chunks(indexed, np.asarray(row["chunk_vecs"], np.float32))
         for kind, upsert in (("entity", stores.dense.upsert_entities),
                              ("relation", stores.dense.upsert_relations)):
             ids = list(row.get(f"{kind}_ids") or [])

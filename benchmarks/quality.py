@@ -1,0 +1,269 @@
+"""Quality benchmark on ../shared/eval/qa.jsonl over the ingested corpus.
+
+    python benchmarks/ingest.py --keep .bench/corpus --skip-local   # ingest once
+    python benchmarks/quality.py --data .bench/corpus               # evaluate
+
+Reports, for every mode and for the BM25 / dense / RRF page baselines computed in this
+same run: page recall@1/5/10 closed (within the question's document) and open (all
+pages), per modality; answer accuracy (normalised number/string match) for answerable
+questions; abstention precision/recall on the unanswerable ones with the threshold
+calibrated on the dev half (ids hashed even) and reported on the test half; p50/p95
+in-process latency (retrieval + extractive answer). Writes results/quality.json,
+results/quality.md and results/quality.png.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import logging
+import re
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import QA, RESULTS, machine, write_result  # noqa: E402
+from baselines import BM25Pages, DenseWindowPages, rrf_pages  # noqa: E402
+
+from docray.engine.config import config_from_dict  # noqa: E402
+
+MODES = ["hybrid", "chunk-only", "graph-only", "page-only", "no-rerank"]
+KS = (1, 5, 10)
+WS = "bench"
+
+
+def numbers(text: str) -> list[float]:
+    out = []
+    for m in re.finditer(r"\(?-?\$?\d[\d,]*(?:\.\d+)?", text):
+        raw = m.group(0)
+        neg = raw.startswith("(") or "-" in raw
+        try:
+            v = float(re.sub(r"[^\d.]", "", raw))
+        except ValueError:
+            continue
+        out.append(-v if neg else v)
+    return out
+
+
+def norm(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def correct(answer: str, gold: str) -> bool:
+    """Numbers match within 1% (sign-insensitive), or normalised gold ⊂ answer."""
+    g_nums = numbers(gold)
+    if g_nums:
+        a_nums = numbers(answer)
+        return any(abs(abs(a) - abs(g)) <= 0.01 * max(abs(g), 1e-9) for a in a_nums
+                   for g in g_nums)
+    g = norm(gold)
+    return bool(g) and g in norm(answer)
+
+
+def dev_split(qid: str) -> bool:
+    return int(hashlib.md5(qid.encode()).hexdigest(), 16) % 2 == 0
+
+
+def recall(pages: list, gold: set, k: int) -> float:
+    return float(any(p in gold for p in pages[:k]))
+
+
+class Bench:
+    def __init__(self, data: Path):
+        from docray.engine.cli_query import Session
+
+        cfg = config_from_dict({"paths": {"data_dir": str(data), "workspace": WS},
+                                "synthesize": {"abstain_threshold": 0.0}})
+        self.s = Session(cfg=cfg)
+        self.docs = {r["filename"]: r["doc_id"] for r in self.s.stores.catalog.list(WS, "done")}
+
+    def page_texts(self) -> dict:
+        texts: dict = defaultdict(list)
+        for ch in self.s.stores.content.doc_chunks(WS):
+            texts[(ch.doc_id, ch.pages[0])].append(ch.text)
+        return {k: "\n".join(v) for k, v in texts.items()}
+
+    async def pages(self, q: str, doc_ids, mode: str) -> list:
+        r = await self.s.engine.retrieve(q, WS, doc_ids, mode, 10)
+        return r.pages
+
+    async def answer(self, q: str, doc_ids):
+        t0 = time.perf_counter()
+        res = await self.s.engine.query(q, WS, doc_ids, "hybrid", 5)
+        return res, time.perf_counter() - t0
+
+
+def summarise(hits: dict) -> dict:
+    """hits[(system, setting, modality)] -> list of dicts {k: 0/1} → recall percentages."""
+    out: dict = {}
+    for (system, setting, modality), rows in hits.items():
+        out.setdefault(system, {}).setdefault(setting, {})[modality] = {
+            f"R@{k}": round(100 * float(np.mean([r[k] for r in rows])), 1) for k in KS} | {
+            "n": len(rows)}
+    return out
+
+
+async def evaluate(bench: Bench, qa: list[dict], baselines: dict, modes: list[str]) -> dict:
+    hits: dict = defaultdict(list)
+    for n, item in enumerate(qa):
+        doc_id = bench.docs.get(item["doc"])
+        if doc_id is None or not item.get("evidence_pages"):
+            continue
+        gold = {(doc_id, p) for p in item["evidence_pages"]}
+        mods = ["all", item.get("modality") or "unlabelled"]
+        for setting, scope in (("closed", [doc_id]), ("open", None)):
+            systems = {m: await bench.pages(item["question"], scope, m) for m in modes}
+            sd = doc_id if scope else None
+            b = {name: fn.rank(item["question"], sd, 10) for name, fn in baselines.items()}
+            b["rrf(bm25,dense)"] = rrf_pages(b["bm25"], b["dense-windows"])
+            for name, pages in {**systems, **b}.items():
+                for mod in mods:
+                    hits[(name, setting, mod)].append({k: recall(pages, gold, k) for k in KS})
+        if n % 50 == 0:
+            logging.info("recall: %d/%d questions", n, len(qa))
+    return summarise(hits)
+
+
+async def answers(bench: Bench, qa: list[dict]) -> dict:
+    rows = []
+    for item in qa:
+        doc_id = bench.docs.get(item["doc"])
+        res, dt = await bench.answer(item["question"], [doc_id] if doc_id else None)
+        rows.append({"id": item["id"], "modality": item.get("modality") or "unlabelled",
+                     "unanswerable": item["answer"].strip().lower() == "not answerable",
+                     "confidence": res.answer.confidence, "answer": res.answer.answer,
+                     "correct": correct(res.answer.answer, item["answer"]),
+                     "latency_s": dt, "dev": dev_split(item["id"])})
+    return score_answers(rows)
+
+
+def score_answers(rows: list[dict]) -> dict:
+    from docray.engine.synthesize.abstain import calibrate
+
+    dev = [r for r in rows if r["dev"]]
+    t = calibrate([r["confidence"] for r in dev if not r["unanswerable"]],
+                  [r["confidence"] for r in dev if r["unanswerable"]], 0.10)
+
+    def stats(part: list[dict]) -> dict:
+        ans = [r for r in part if not r["unanswerable"]]
+        una = [r for r in part if r["unanswerable"]]
+        abst = [r for r in part if r["confidence"] < t]
+        acc = [r["correct"] and r["confidence"] >= t for r in ans]
+        return {"n": len(part), "answer_accuracy": round(100 * float(np.mean(acc or [0])), 1),
+                "answer_accuracy_ignoring_abstention": round(
+                    100 * float(np.mean([r["correct"] for r in ans] or [0])), 1),
+                "abstain_recall": round(100 * float(np.mean(
+                    [r["confidence"] < t for r in una] or [0])), 1),
+                "abstain_precision": round(100 * float(np.mean(
+                    [r["unanswerable"] for r in abst] or [0])), 1),
+                "false_abstention_rate": round(100 * float(np.mean(
+                    [r["confidence"] < t for r in ans] or [0])), 1)}
+
+    by_mod = defaultdict(list)
+    for r in rows:
+        by_mod[r["modality"]].append(r)
+    lat = np.array([r["latency_s"] for r in rows]) * 1000
+    return {"threshold": round(float(t), 4), "dev": stats(dev),
+            "test": stats([r for r in rows if not r["dev"]]), "all": stats(rows),
+            "by_modality": {m: stats(v) for m, v in sorted(by_mod.items())},
+            "latency_ms": {"p50": round(float(np.percentile(lat, 50)), 1),
+                           "p95": round(float(np.percentile(lat, 95)), 1),
+                           "mean": round(float(lat.mean()), 1)},
+            "samples": rows[:20]}
+
+
+def markdown(result: dict) -> str:
+    lines = ["# docray quality on qa.jsonl", "",
+             f"{result['questions_with_evidence']} questions with evidence pages; page recall "
+             "(%) — closed = within the question's document, open = across all pages.", "",
+             "| system | closed R@1 | closed R@5 | closed R@10 | open R@1 | open R@5 | open R@10 |",
+             "|---|---|---|---|---|---|---|"]
+    for system, settings in result["recall"].items():
+        c, o = settings["closed"]["all"], settings["open"]["all"]
+        lines.append(f"| {system} | {c['R@1']} | {c['R@5']} | {c['R@10']} | {o['R@1']} | "
+                     f"{o['R@5']} | {o['R@10']} |")
+    a = result["answers"]
+    lines += ["", "## Answers and abstention (hybrid, closed, extractive)", "",
+              f"Threshold {a['threshold']} calibrated on the dev half "
+              "(≤ 10% false abstentions on dev).", "",
+              "| split | n | accuracy | accuracy ignoring abstention | abstain recall | "
+              "abstain precision | false abstentions |", "|---|---|---|---|---|---|---|"]
+    for split in ("dev", "test", "all"):
+        s = a[split]
+        lines.append(f"| {split} | {s['n']} | {s['answer_accuracy']} | "
+                     f"{s['answer_accuracy_ignoring_abstention']} | {s['abstain_recall']} | "
+                     f"{s['abstain_precision']} | {s['false_abstention_rate']} |")
+    lines += ["", f"Latency (retrieval + answer, in-process, closed): p50 "
+              f"{a['latency_ms']['p50']} ms, p95 {a['latency_ms']['p95']} ms.",
+              f"Latency (hybrid retrieval, open, whole corpus): p50 "
+              f"{result['open_latency_ms']['p50']} ms, p95 {result['open_latency_ms']['p95']} ms."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(result: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems = list(result["recall"])
+    bars = [("closed", "R@1"), ("closed", "R@5"), ("open", "R@5")]
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    width = 0.8 / len(bars)
+    for j, (setting, k) in enumerate(bars):
+        vals = [result["recall"][s][setting]["all"][k] for s in systems]
+        ax.bar(np.arange(len(systems)) + j * width, vals, width, label=f"{setting} {k}")
+    ax.set_xticks(np.arange(len(systems)) + width, systems, rotation=20)
+    ax.set_ylabel("page recall (%)")
+    ax.legend()
+    ax.set_title("docray modes vs baselines on qa.jsonl (same run)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+async def timed_open(bench: Bench, qa: list[dict], n: int = 100) -> dict:
+    lat = []
+    for item in qa[:n]:
+        t0 = time.perf_counter()
+        await bench.s.engine.query(item["question"], WS, None, "hybrid", 5)
+        lat.append((time.perf_counter() - t0) * 1000)
+    return {"p50": round(float(np.percentile(lat, 50)), 1),
+            "p95": round(float(np.percentile(lat, 95)), 1), "n": len(lat)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", type=Path, default=Path(".bench/corpus"))
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--modes", default=",".join(MODES))
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    qa = [json.loads(line) for line in QA.read_text().splitlines() if line.strip()]
+    bench = Bench(args.data)
+    qa = [q for q in qa if q["doc"] in bench.docs][: args.limit]
+    t0 = time.perf_counter()
+    pages = bench.page_texts()
+    encoder = bench.s.engine.p.reranker.encoder
+    baselines = {"bm25": BM25Pages(pages), "dense-windows": DenseWindowPages(pages, encoder)}
+    logging.info("baselines built over %d pages in %.0f s", len(pages), time.perf_counter() - t0)
+    asyncio.run(bench.answer("warm up", None))
+    result = {"machine": machine(), "questions": len(qa),
+              "questions_with_evidence": sum(bool(q.get("evidence_pages")) for q in qa),
+              "documents": len(bench.docs), "pages_indexed": len(pages)}
+    result["open_latency_ms"] = asyncio.run(timed_open(bench, qa))
+    result["answers"] = asyncio.run(answers(bench, qa))
+    result["recall"] = asyncio.run(evaluate(bench, qa, baselines, args.modes.split(",")))
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    write_result("quality", result)
+    (RESULTS / "quality.md").write_text(markdown(result))
+    plot(result, RESULTS / "quality.png")
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()
