@@ -26,6 +26,7 @@ class Stores:
     pages: Any
     graph: Any
     content: Any
+    chunk_tokens: Any = None
     _artifacts: dict[str, ArtifactStore] = field(default_factory=dict)
 
     @classmethod
@@ -44,7 +45,10 @@ class Stores:
         gpath = root / "graph"
         graph = GraphStore.open(gpath) if (gpath / "manifest.json").exists() else GraphStore(gpath)
         content = ContentStore(root / "content.sqlite")
-        return cls(cfg, Catalog(root / "catalog.sqlite"), dense, pages, graph, content)
+        chunk_tokens = PageStore(root / "chunk_tokens", dim=cfg.embed.text.dim, dtype="int8",
+                                 encoder=f"chunk-tokens:{cfg.embed.text.model}")
+        return cls(cfg, Catalog(root / "catalog.sqlite"), dense, pages, graph, content,
+                   chunk_tokens)
 
     def artifacts(self, workspace: str) -> ArtifactStore:
         if workspace not in self._artifacts:
@@ -60,13 +64,15 @@ class Stores:
         self.graph.delete_doc(workspace, doc_id)
         self.graph.save()
         self.content.delete_doc(workspace, doc_id)
+        if self.chunk_tokens is not None:
+            self.chunk_tokens.delete_doc(workspace, doc_id)
         self.artifacts(workspace).delete_doc(doc_id)
         if not keep_catalog:
             self.catalog.delete(workspace, doc_id)
         log.info("deleted %s from workspace %s", doc_id, workspace)
 
     def close(self) -> None:
-        for store in (self.dense, self.pages, self.content):
+        for store in (self.dense, self.pages, self.content, self.chunk_tokens):
             close = getattr(store, "close", None)
             if close:
                 close()

@@ -83,19 +83,29 @@ def cue_boost(ranked: list[tuple[str, float]], chunks: dict, plan: QueryPlan,
     return sorted(boosted, key=lambda kv: (-kv[1], kv[0]))
 
 
-def rerank_ranked(reranker, question: str, ranked: list[tuple[str, float]], chunks: dict,
+def rerank_ranked(score_fn, ranked: list[tuple[str, float]],
                   n: int) -> list[tuple[str, float]]:
     """Rerank the head; combine rank-normalised fused score with the reranker's score."""
     head = ranked[:n]
-    if not head or reranker is None:
+    if not head or score_fn is None:
         return ranked
-    scores = np.asarray(reranker.score(question, [chunks[c].text for c, _ in head]))  # (n,)
+    scores = np.asarray(score_fn([c for c, _ in head]), dtype=np.float64)  # (n,)
     spread = float(scores.max() - scores.min()) or 1.0
     fused = np.array([s for _, s in head])
     fused_n = (fused - fused.min()) / (float(fused.max() - fused.min()) or 1.0)
     final = 0.6 * (scores - scores.min()) / spread + 0.4 * fused_n
     order = np.argsort(-final, kind="stable")
     return [(head[i][0], float(final[i])) for i in order] + ranked[n:]
+
+
+def rerank_scorer(reranker, question: str, qtok: np.ndarray, workspace: str, chunks: dict):
+    """Scores for chunk ids: stored token vectors when the reranker has them."""
+    if reranker is None:
+        return None
+    if hasattr(reranker, "score_chunks"):
+        return lambda ids: reranker.score_chunks(qtok, workspace, ids,
+                                                 [chunks[c].text for c in ids], question)
+    return lambda ids: reranker.score(question, [chunks[c].text for c in ids])
 
 
 class QueryEngine:
@@ -136,8 +146,8 @@ class QueryEngine:
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none":
             s = time.perf_counter()
-            ranked = rerank_ranked(self.p.reranker, question, ranked, chunks,
-                                   max(top_k, self.cfg.retrieve.rerank_depth))
+            scorer = rerank_scorer(self.p.reranker, question, qtok, workspace, chunks)
+            ranked = rerank_ranked(scorer, ranked, max(top_k, self.cfg.retrieve.rerank_depth))
             t["rerank"] = time.perf_counter() - s
         pages = page_ranking(ranked, cpages)
         pages += [p for p, _ in results.get("page", []) if p not in set(pages)]

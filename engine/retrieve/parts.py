@@ -33,12 +33,14 @@ def make_query_encoder(encoder) -> Callable[[str], tuple[np.ndarray, np.ndarray]
     return encode
 
 
-def make_reranker(cfg: DocrayConfig, encoder):
-    from docray.engine.retrieve.rerank import CrossEncoderReranker, LateInteractionReranker
+def make_reranker(cfg: DocrayConfig, encoder, chunk_tokens=None):
+    from docray.engine.retrieve.rerank import (CrossEncoderReranker, LateInteractionReranker,
+                                               StoredLateInteractionReranker)
 
     kind = cfg.retrieve.reranker
     if kind == "late-interaction":
-        return LateInteractionReranker(encoder)
+        text = LateInteractionReranker(encoder)
+        return StoredLateInteractionReranker(chunk_tokens, text) if chunk_tokens else text
     if kind == "cross-encoder":
         return CrossEncoderReranker(cfg.retrieve.cross_encoder_model, cfg.embed.text.device,
                                     cfg.embed.allow_hub_download)
@@ -73,5 +75,5 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
     return Parts(encode_query=make_query_encoder(encoder), dense=DenseSearcher(stores.dense),
                  graph=GraphWalker(stores.graph, stores.content, cfg.retrieve.graph_hops),
                  pages=PageSearcher(stores.pages), fuser=Fuser(cfg, stores.content, filename),
-                 reranker=make_reranker(cfg, encoder),
+                 reranker=make_reranker(cfg, encoder, getattr(stores, "chunk_tokens", None)),
                  answerer=make_answerer(cfg, encoder, stores.artifacts(cfg.paths.workspace)))

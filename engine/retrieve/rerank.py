@@ -71,3 +71,29 @@ class CrossEncoderReranker:
         if not texts:
             return []
         return [float(s) for s in self.model.predict([(question, t) for t in texts])]
+
+
+class StoredLateInteractionReranker:
+    """Late interaction against the chunk token vectors saved at ingest time (ColBERT
+    style): only the query is encoded, so reranking costs a few small matrix products.
+    Chunks without stored tokens (an index built before this store existed) fall back
+    to re-encoding their text."""
+
+    name = "late-interaction"
+
+    def __init__(self, store, fallback: LateInteractionReranker):
+        self.store, self.fallback = store, fallback
+
+    def score(self, question: str, texts: list[str]) -> list[float]:
+        return self.fallback.score(question, texts)
+
+    def score_chunks(self, q: np.ndarray, workspace: str, chunk_ids: list[str],
+                     texts: list[str], question: str) -> list[float]:
+        from docray.engine.index.pages.catalog import page_key
+
+        keys = [page_key(workspace, c.rsplit(":c", 1)[0], int(c.rsplit(":c", 1)[1]))
+                for c in chunk_ids]
+        found = self.store.score_keys(q, keys) if len(q) else {}
+        if len(found) < len(keys):
+            return self.fallback.score(question, texts)
+        return [found[k] / len(q) for k in keys]

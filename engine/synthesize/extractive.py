@@ -80,8 +80,8 @@ class ExtractiveAnswerer:
     def _semantic(self, question: str, cands: list) -> list:
         if self.encoder is None or not cands:
             return cands
-        cands = sorted(cands, key=lambda c: -c[0])[:24]
-        texts = [c[1] for c in cands]
+        cands = sorted(cands, key=lambda c: -c[0])[:10]
+        texts = [c[1][:240] for c in cands]
         vecs = self.encoder.encode([question, *texts])  # (1 + n, dim)
         sims = vecs[1:] @ vecs[0]  # (n,)
         return [(0.5 * c[0] + 0.5 * max(float(s), 0.0), *c[1:])

@@ -113,7 +113,7 @@ class QueryService:
             n = max(top_k, self.cfg.retrieve.rerank_depth)
             head = ranked[:n]
             head = await self._stage("rerank", self.stages.rerank(
-                question, head, {c: chunks[c] for c, _ in head}), t)
+                question, head, {c: chunks[c] for c, _ in head}, ws), t)
             ranked = list(head) + ranked[n:]
         pages = page_ranking(ranked, cpages)
         pages += [p for p, _ in results.get("page", []) if p not in set(pages)]

@@ -26,8 +26,8 @@ class LocalStages:
     async def pages(self, text, ws, doc_ids, k):
         return await self._p.search(text, ws, doc_ids, k)
 
-    async def rerank(self, question, head, chunks):
-        return await self._r.rerank(question, head, chunks)
+    async def rerank(self, question, head, chunks, workspace="default"):
+        return await self._r.rerank(question, head, chunks, workspace)
 
     async def answer(self, question, passages):
         return await self._s.answer(question, passages)
@@ -63,8 +63,8 @@ class HandleStages:
     async def pages(self, text, ws, doc_ids, k):
         return await _await(self._p.search.remote(text, ws, doc_ids, k), "pages", self._retry)
 
-    async def rerank(self, question, head, chunks):
-        return await _await(self._r.rerank.remote(question, head, chunks), "rerank",
+    async def rerank(self, question, head, chunks, workspace="default"):
+        return await _await(self._r.rerank.remote(question, head, chunks, workspace), "rerank",
                             self._retry)
 
     async def answer(self, question, passages):

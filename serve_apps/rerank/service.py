@@ -1,7 +1,14 @@
-"""Rerank the head of the fused list (late-interaction or cross-encoder), Ray-free."""
+"""Rerank the head of the fused list (late-interaction or cross-encoder), Ray-free.
+
+Late interaction scores against the chunk token vectors stored at ingest time when the
+data dir has them (only the question is encoded), else re-encodes the chunk texts.
+"""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
+
+import numpy as np
 
 from docray.engine.config import DocrayConfig
 
@@ -12,16 +19,29 @@ class RerankService:
         from docray.engine.retrieve.parts import make_reranker
 
         self.cfg = cfg
-        self.reranker = make_reranker(cfg, encoder or get_text_encoder(cfg.embed.text))
+        self.encoder = encoder or get_text_encoder(cfg.embed.text)
+        self.reranker = make_reranker(cfg, self.encoder, self._chunk_tokens(cfg))
 
-    def _rerank(self, question: str, head: list[tuple[str, float]], chunks: dict):
-        from docray.engine.retrieve.engine import rerank_ranked
+    @staticmethod
+    def _chunk_tokens(cfg: DocrayConfig):
+        path = Path(cfg.paths.data_dir) / "chunk_tokens"
+        if not (path / "manifest.json").exists():
+            return None
+        from docray.engine.index.pages import PageStore
 
-        return rerank_ranked(self.reranker, question, head, chunks, len(head))
+        return PageStore(path)
 
-    async def rerank(self, question: str, head: list[tuple[str, float]],
-                     chunks: dict) -> list[tuple[str, float]]:
+    def _rerank(self, question: str, head: list[tuple[str, float]], chunks: dict,
+                workspace: str):
+        from docray.engine.retrieve.engine import rerank_ranked, rerank_scorer
+
+        qtok = np.asarray(self.encoder.encode_with_tokens([question])[1][0], np.float32)
+        scorer = rerank_scorer(self.reranker, question, qtok, workspace, chunks)
+        return rerank_ranked(scorer, head, len(head))
+
+    async def rerank(self, question: str, head: list[tuple[str, float]], chunks: dict,
+                     workspace: str = "default") -> list[tuple[str, float]]:
         """``head``: fused (chunk_id, score); ``chunks``: chunk_id → Chunk for the head."""
         if not head or self.reranker is None:
             return head
-        return await asyncio.to_thread(self._rerank, question, head, chunks)
+        return await asyncio.to_thread(self._rerank, question, head, chunks, workspace)

@@ -97,14 +97,13 @@ def local(tmp_path_factory, sample_data):
 
 def test_query_service_matches_in_process_engine(local):
     from docray.engine.retrieve.engine import QueryEngine
-    from docray.engine.retrieve.parts import Parts, make_answerer, make_query_encoder, \
-        make_reranker
+    from docray.engine.retrieve.parts import Parts, make_answerer, make_query_encoder
     from docray.engine.retrieve.engine import Fuser
 
     cfg, stages, ctx = local
     encoder = stages._s.answerer.encoder
     parts = Parts(make_query_encoder(encoder), stages._d.searcher, stages._g.walker,
-                  stages._p.searcher, ctx.query.fuser, make_reranker(cfg, encoder),
+                  stages._p.searcher, ctx.query.fuser, stages._r.reranker,
                   make_answerer(cfg, encoder))
     engine = QueryEngine(cfg, parts)
     for q in QUESTIONS:

@@ -132,6 +132,7 @@ class PageStore:
                                     refs, np.array([r[0] for r in rows], dtype=np.int64)))
         self._views = views
         self._version = self._catalog.data_version()
+        self._key_index = None  # built on first score_keys()
 
     def refresh(self) -> None:
         """Pick up commits made by other processes (called before every search)."""
@@ -147,6 +148,30 @@ class PageStore:
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def score_keys(self, query: Array, keys: Sequence[str]) -> dict[str, float]:
+        """Exact MaxSim of one query against a few named entries (rerank path: O(len(keys))).
+
+        Missing or deleted keys are absent from the result."""
+        q = self._query(query)  # (n_q, dim)
+        self.refresh()
+        if self._key_index is None:
+            self._key_index = {ref.key: (v, i) for v, view in enumerate(self._views)
+                               for i, ref in enumerate(view.refs) if view.live[i]}
+        out: dict[str, float] = {}
+        for key in keys:
+            loc = self._key_index.get(key)
+            if loc is None:
+                continue
+            view = self._views[loc[0]]
+            a, n = int(view.starts[loc[1]]), int(view.lengths[loc[1]])
+            if n == 0:
+                continue
+            tok = view.tokens[a:a + n].float()  # (n_tok, dim)
+            if view.scales is not None:
+                tok = tok * view.scales[a:a + n, None]
+            out[key] = float((q @ tok.T).max(dim=1).values.sum())  # (n_q, n_tok) -> scalar
+        return out
 
     def close(self) -> None:
         self._views = []

@@ -118,6 +118,12 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
         else:
             vecs, token_vecs = np.zeros((0, text_encoder.dim), np.float32), []
         row["chunk_vecs"] = np.asarray(vecs, dtype=np.float32)
+        # Chunk token vectors, kept for late-interaction rerank without re-encoding.
+        offs = np.zeros(len(token_vecs) + 1, dtype=np.int64)
+        offs[1:] = np.cumsum([len(t) for t in token_vecs])
+        row["chunk_tok_offsets"] = offs
+        row["chunk_tokens"] = (np.concatenate(token_vecs).astype(np.float16) if token_vecs
+                               else np.zeros((0, text_encoder.dim), np.float16))  # (total, dim)
     if failed(row):
         return row
     if row.get("graph"):

@@ -21,6 +21,15 @@ from docray.engine.model import Chunk, Document
 log = logging.getLogger(__name__)
 
 
+def chunk_index(chunk_id: str) -> int:
+    """``"<doc_id>:c12"`` → 12 (the chunk's slot in the chunk-token store).
+
+    >>> chunk_index("ab12:c7")
+    7
+    """
+    return int(chunk_id.rsplit(":c", 1)[1])
+
+
 def _fail(row: dict[str, Any], stores) -> dict[str, Any]:
     ws, doc_id = row["workspace"], row["doc_id"]
     stores.delete_doc(ws, doc_id, keep_catalog=True)
@@ -51,6 +60,10 @@ def write_row(row: dict[str, Any], stores) -> dict[str, Any]:
         toks = np.asarray(row["page_tokens"])
         pages = [(int(p), toks[offs[i]:offs[i + 1]]) for i, p in enumerate(row["page_nos"])]
         stores.pages.add_pages(ws, doc_id, pages)
+        if row.get("chunk_tok_offsets") is not None and stores.chunk_tokens is not None:
+            co, ct = np.asarray(row["chunk_tok_offsets"]), np.asarray(row["chunk_tokens"])
+            stores.chunk_tokens.add_pages(ws, doc_id, [
+                (chunk_index(c.chunk_id), ct[co[i]:co[i + 1]]) for i, c in enumerate(chunks)])
         stores.content.add_doc(ws, doc.units, chunks)
         stores.graph.add([Node.from_dict(n) for n in graph["nodes"]],
                          [Edge(**e) for e in graph["edges"]], doc_id=doc_id, workspace=ws)

@@ -93,3 +93,21 @@ def test_late_interaction_rerank_prefers_token_matches():
     s = r.score("steel anvils", ["cats and dogs", "anvils of steel"])
     assert s[1] > s[0]
     assert maxsim_score(np.zeros((0, 3)), np.ones((2, 3))) == 0.0
+
+
+def test_stored_rerank_uses_saved_chunk_tokens_and_falls_back(tmp_path):
+    from docray.engine.retrieve.rerank import StoredLateInteractionReranker
+
+    enc = _Enc()
+    store = PageStore(tmp_path / "ct", dim=26, dtype="int8", encoder="t")
+    _, toks = enc.encode_with_tokens(["cats and dogs", "anvils of steel"])
+    store.add_pages("ws", "d1", [(0, toks[0]), (1, toks[1])])
+    r = StoredLateInteractionReranker(store, LateInteractionReranker(enc))
+    q = enc.encode_with_tokens(["steel anvils"])[1][0]
+    stored = r.score_chunks(q, "ws", ["d1:c0", "d1:c1"], ["x", "y"], "steel anvils")
+    assert stored[1] > stored[0] and stored[1] == pytest.approx(1.0, abs=0.02)
+    # d1:c2 was never stored: the whole head is rescored from text instead
+    fb = r.score_chunks(q, "ws", ["d1:c0", "d1:c2"], ["cats and dogs", "anvils of steel"],
+                        "steel anvils")
+    assert fb == pytest.approx(LateInteractionReranker(enc).score(
+        "steel anvils", ["cats and dogs", "anvils of steel"]))
