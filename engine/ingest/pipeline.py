@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 
 from docray.engine.config import DocrayConfig
 from docray.engine.ingest.plan import make_plan
-from docray.engine.ingest.stages.write import write_row
+from docray.engine.ingest.stages.write import commit_rows, write_row
 from docray.engine.ingest.stores import Stores
 from docray.engine.ingest.summary import Summary
 
@@ -64,12 +64,36 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
     return ds
 
 
+COMMIT_EVERY_S, COMMIT_EVERY_DOCS = 20.0, 8
+
+
 def _run(rows_out: Iterable[dict[str, Any]], stores: Stores, summary: Summary,
          progress: Progress | None) -> None:
-    for row in rows_out:
-        summary.add(write_row(row, stores))
-        if progress:
-            progress(row)
+    """Write rows as they arrive; commit (graph save + catalog done) in batches."""
+    pending: list[dict[str, Any]] = []
+    last = time.monotonic()
+
+    def commit() -> None:
+        nonlocal last
+        commit_rows(pending, stores)
+        for result in pending:
+            summary.add(result)
+        pending.clear()
+        last = time.monotonic()
+
+    try:
+        for row in rows_out:
+            result = write_row(row, stores, commit=False)
+            if result["status"] == "ok":
+                pending.append(result)
+            else:
+                summary.add(result)
+            if progress:
+                progress(row)
+            if len(pending) >= COMMIT_EVERY_DOCS or time.monotonic() - last > COMMIT_EVERY_S:
+                commit()
+    finally:
+        commit()
 
 
 def _start(paths, cfg: DocrayConfig, workspace: str | None) -> tuple[Stores, Any, Summary]:

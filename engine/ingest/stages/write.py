@@ -39,7 +39,10 @@ def _fail(row: dict[str, Any], stores) -> dict[str, Any]:
             "error": row.get("error")}
 
 
-def write_row(row: dict[str, Any], stores) -> dict[str, Any]:
+def write_row(row: dict[str, Any], stores, commit: bool = True) -> dict[str, Any]:
+    """Write one document to every store. With ``commit=False`` the graph is not saved
+    and the catalog not marked done: the caller batches that with :func:`commit_rows`
+    (saving a large graph after every document would cost O(documents²))."""
     if failed(row):
         return _fail(row, stores)
     ws, doc_id = row["workspace"], row["doc_id"]
@@ -67,7 +70,6 @@ def write_row(row: dict[str, Any], stores) -> dict[str, Any]:
         stores.content.add_doc(ws, doc.units, chunks)
         stores.graph.add([Node.from_dict(n) for n in graph["nodes"]],
                          [Edge(**e) for e in graph["edges"]], doc_id=doc_id, workspace=ws)
-        stores.graph.save()
     except Exception as err:  # noqa: BLE001 — record, clean up, keep the batch going
         row = {**row, "status": "failed", "error": f"write: {type(err).__name__}: {err}"}
         log.warning("%s failed while writing: %s", row["path"], err)
@@ -78,7 +80,20 @@ def write_row(row: dict[str, Any], stores) -> dict[str, Any]:
     stats = {"units": units, "chunks": len(chunks), "timings": row.get("timings", {}),
              "ocr_pages": sum(p.ocr for p in doc.pages),
              "skipped_pages": {p.page: p.skip_reason for p in doc.pages if p.skip_reason}}
-    stores.catalog.upsert(ws, doc_id, row["path"], doc.filename, "done",
-                          n_pages=doc.n_pages, n_units=len(doc.units), stats=stats)
-    return {"status": "ok", "filename": doc.filename, "pages": doc.n_pages,
-            "units": units, "chunks": len(chunks), "timings": row.get("timings", {})}
+    result = {"status": "ok", "filename": doc.filename, "pages": doc.n_pages, "units": units,
+              "chunks": len(chunks), "timings": row.get("timings", {}),
+              "done": (ws, doc_id, row["path"], doc.filename, doc.n_pages, len(doc.units), stats)}
+    if commit:
+        commit_rows([result], stores)
+    return result
+
+
+def commit_rows(results: list[dict[str, Any]], stores) -> None:
+    """Make written documents durable: save the graph, then mark each one done."""
+    if not results:
+        return
+    stores.graph.save()
+    for r in results:
+        ws, doc_id, path, filename, n_pages, n_units, stats = r.pop("done")
+        stores.catalog.upsert(ws, doc_id, path, filename, "done", n_pages=n_pages,
+                              n_units=n_units, stats=stats)

@@ -96,8 +96,11 @@ def test_kill_mid_run_then_resume_has_no_duplicates(cfg, tmp_path):
     docs = [make_pdf(tmp_path / f"k{i}.pdf", [f"Topic {i} page {p}. " + "word " * 150
                                                for p in range(6)]) for i in range(5)]
     cfg_path = tmp_path / "cfg.json"
+    import ray
+
+    address = ray.get_runtime_context().gcs_address  # this session's cluster, not "auto"
     cfg_path.write_text(cfg.model_copy(update={"ray": cfg.ray.model_copy(
-        update={"address": "auto"})}).model_dump_json())
+        update={"address": address})}).model_dump_json())
     catalog = Path(cfg.paths.data_dir) / "catalog.sqlite"
     code = ("import sys, json; from docray.engine.config import DocrayConfig; "
             "from docray.engine.ingest import ingest; "
