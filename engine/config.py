@@ -120,6 +120,8 @@ class IngestConfig(_Strict):
     parse_concurrency: int = Field(2, ge=1)
     parse_num_cpus: float = Field(0.5, gt=0, description="Logical CPUs per parse task.")
     encoder_actors: int = Field(1, ge=1)
+    encoder_threads: int = Field(2, ge=1, description="torch threads per encoder actor (Ray "
+                                 "sets 1 for fractional-CPU actors).")
     encode_batch_size: int = Field(64, ge=1)
     num_gpus_per_actor: float = Field(0.0, ge=0)
 

@@ -147,7 +147,10 @@ class EncodeActor:
     def __init__(self, cfg_json: str):
         from docray.engine.embed import get_page_encoder, get_text_encoder
 
+        import torch
+
         self.cfg = DocrayConfig.model_validate_json(cfg_json)
+        torch.set_num_threads(self.cfg.ingest.encoder_threads)
         self.text = get_text_encoder(self.cfg.embed.text)
         self.page = None
         if self.cfg.embed.page.backend != "text-tokens":
