@@ -95,9 +95,15 @@ def render(page: pdfium.PdfPage, dpi: int, crop: Box | None = None):
     if crop is None:
         return page.render(scale=scale).to_pil().convert("RGB")
     w, h = page.get_size()
-    x0, y0, x1, y1 = crop
+    x0, x1 = sorted((min(max(crop[0], 0.0), w), min(max(crop[2], 0.0), w)))
+    y0, y1 = sorted((min(max(crop[1], 0.0), h), min(max(crop[3], 0.0), h)))
+    if x1 - x0 < 1.0 or y1 - y0 < 1.0:  # a box outside the page (rotated pages, bad boxes)
+        from PIL import Image
+
+        return Image.new("RGB", (max(1, int((x1 - x0) * scale)), max(1, int((y1 - y0) * scale))),
+                         "white")
     # pdfium crop is (left, bottom, right, top) amounts to cut away, in points
-    cut = (max(0.0, x0), max(0.0, h - y1), max(0.0, w - x1), max(0.0, y0))
+    cut = (x0, h - y1, w - x1, y0)
     return page.render(scale=scale, crop=cut).to_pil().convert("RGB")
 
 
