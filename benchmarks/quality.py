@@ -179,7 +179,8 @@ def score_answers(rows: list[dict]) -> dict:
 
 def markdown(result: dict) -> str:
     lines = ["# docray quality on qa.jsonl", "",
-             f"{result['questions_with_evidence']} questions with evidence pages; page recall "
+             f"Index: {result['documents']} documents, {result['pages_indexed']} pages with "
+             f"text. {result['questions_with_evidence']} questions with evidence pages; page recall "
              "(%) — closed = within the question's document, open = across all pages.", "",
              "| system | closed R@1 | closed R@5 | closed R@10 | open R@1 | open R@5 | open R@10 |",
              "|---|---|---|---|---|---|---|"]
@@ -248,7 +249,7 @@ def main() -> None:
     qa = [q for q in qa if q["doc"] in bench.docs][: args.limit]
     t0 = time.perf_counter()
     pages = bench.page_texts()
-    encoder = bench.s.engine.p.reranker.encoder
+    encoder = bench.s.engine.p.answerer.encoder
     baselines = {"bm25": BM25Pages(pages), "dense-windows": DenseWindowPages(pages, encoder)}
     logging.info("baselines built over %d pages in %.0f s", len(pages), time.perf_counter() - t0)
     asyncio.run(bench.answer("warm up", None))
