@@ -120,6 +120,9 @@ class IngestConfig(_Strict):
     parse_concurrency: int = Field(2, ge=1)
     parse_num_cpus: float = Field(0.5, gt=0, description="Logical CPUs per parse task.")
     encoder_actors: int = Field(1, ge=1)
+    commit_every_docs: int = Field(8, ge=1, description="Mark documents done in batches of "
+                                   "this many (one graph save per batch).")
+    commit_every_s: float = Field(20.0, gt=0, description="…or at least this often.")
     encoder_threads: int = Field(2, ge=1, description="torch threads per encoder actor (Ray "
                                  "sets 1 for fractional-CPU actors).")
     encode_batch_size: int = Field(64, ge=1)

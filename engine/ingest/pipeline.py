@@ -64,14 +64,12 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
     return ds
 
 
-COMMIT_EVERY_S, COMMIT_EVERY_DOCS = 20.0, 8
-
-
 def _run(rows_out: Iterable[dict[str, Any]], stores: Stores, summary: Summary,
          progress: Progress | None) -> None:
     """Write rows as they arrive; commit (graph save + catalog done) in batches."""
     pending: list[dict[str, Any]] = []
     last = time.monotonic()
+    every_docs, every_s = stores.cfg.ingest.commit_every_docs, stores.cfg.ingest.commit_every_s
 
     def commit() -> None:
         nonlocal last
@@ -90,7 +88,7 @@ def _run(rows_out: Iterable[dict[str, Any]], stores: Stores, summary: Summary,
                 summary.add(result)
             if progress:
                 progress(row)
-            if len(pending) >= COMMIT_EVERY_DOCS or time.monotonic() - last > COMMIT_EVERY_S:
+            if len(pending) >= every_docs or time.monotonic() - last > every_s:
                 commit()
     finally:
         commit()

@@ -99,6 +99,8 @@ def test_kill_mid_run_then_resume_has_no_duplicates(cfg, tmp_path):
     import ray
 
     address = ray.get_runtime_context().gcs_address  # this session's cluster, not "auto"
+    cfg = cfg.model_copy(update={"ingest": cfg.ingest.model_copy(
+        update={"commit_every_docs": 1})})  # a done mark per document, so we can kill between
     cfg_path.write_text(cfg.model_copy(update={"ray": cfg.ray.model_copy(
         update={"address": address})}).model_dump_json())
     catalog = Path(cfg.paths.data_dir) / "catalog.sqlite"
