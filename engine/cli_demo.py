@@ -24,7 +24,7 @@ def run_demo(out_dir: Path, cfg) -> None:
     out.print("[bold]2. answer[/bold] questions with citations (doc, page, bbox)")
     session = Session(cfg=cfg)
     try:
-        for q in [*QUESTIONS, "Who is the chief executive of Northwind Robotics?"]:
+        for q in [*QUESTIONS, "What is the airspeed velocity of an unladen swallow?"]:
             print_answer(q, asyncio.run(session.ask(q, "demo")))
         docs = session.stores.catalog.list("demo", "done")
     finally:

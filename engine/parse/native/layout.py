@@ -28,9 +28,11 @@ def _get_engine():
         if _engine is None:
             from rapid_layout import RapidLayout
 
-            for name in ("rapid_layout", "rapid_layout.model_handler.utils"):
-                logging.getLogger(name).setLevel(logging.WARNING)
-            _engine = RapidLayout()
+            logging.disable(logging.INFO)  # its loggers set themselves to INFO on creation
+            try:
+                _engine = RapidLayout()
+            finally:
+                logging.disable(logging.NOTSET)
             log.info("rapid-layout engine loaded")
         return _engine
 
