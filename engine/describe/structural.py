@@ -17,7 +17,8 @@ import logging
 import re
 
 from docray.engine.config import DescribeConfig
-from docray.engine.model import MULTIMODAL, TableContent, Unit
+from docray.engine.describe.base import describe_missing
+from docray.engine.model import TableContent, Unit
 
 log = logging.getLogger(__name__)
 
@@ -136,12 +137,7 @@ class StructuralDescriber:
         self.config = config or DescribeConfig()
 
     def describe(self, units: list[Unit]) -> list[Unit]:
-        out = []
-        for i, unit in enumerate(units):
-            if unit.modality in MULTIMODAL and not unit.description:
-                unit = unit.model_copy(update={"description": self.proxy(units, i)})
-            out.append(unit)
-        return out
+        return describe_missing(units, self.proxy)
 
     # -- pieces shared with the VLM describer -------------------------------------------
     def context(self, units: list[Unit], i: int) -> list[str]:

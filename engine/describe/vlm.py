@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from docray.engine.config import DescribeConfig
+from docray.engine.describe.base import describe_missing
 from docray.engine.describe.structural import StructuralDescriber, take_budget
 from docray.engine.errors import ConfigError, DocrayError, Unavailable
-from docray.engine.model import MULTIMODAL, Unit
+from docray.engine.model import Unit
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if TYPE_CHECKING:
     from docray.engine.index.artifacts import ArtifactStore
@@ -94,12 +94,7 @@ class VLMDescriber:
         self.fallback = StructuralDescriber(config)
 
     def describe(self, units: list[Unit]) -> list[Unit]:
-        out = []
-        for i, unit in enumerate(units):
-            if unit.modality in MULTIMODAL and not unit.description:
-                unit = unit.model_copy(update={"description": self.describe_one(units, i)})
-            out.append(unit)
-        return out
+        return describe_missing(units, self.describe_one)
 
     def describe_one(self, units: list[Unit], i: int) -> str:
         body = self.request_body(units, i)

@@ -5,12 +5,12 @@ and HTML. pdfplumber is only opened for pages whose drawing has a grid of rules.
 """
 from __future__ import annotations
 
-import html
 import logging
 import re
 from dataclasses import dataclass
 
 from docray.engine.model import Cell, TableContent
+from docray.engine.parse.content_list import table_to_html
 
 from .text import Box, Span, median, union
 
@@ -244,22 +244,8 @@ def make_content(rows: list[list[Cell]], header_rows: int | None = None,
         for row in rows[:header_rows]:
             for c in row:
                 c.is_header = True
-    return TableContent(rows=rows, html=to_html(rows), header_rows=header_rows,
+    return TableContent(rows=rows, html=table_to_html(rows), header_rows=header_rows,
                         header_cols=header_cols)
-
-
-def to_html(rows: list[list[Cell]]) -> str:
-    parts = ["<table>"]
-    for row in rows:
-        parts.append("<tr>")
-        for c in row:
-            tag = "th" if c.is_header else "td"
-            attrs = (f' colspan="{c.col_span}"' if c.col_span > 1 else "") + \
-                    (f' rowspan="{c.row_span}"' if c.row_span > 1 else "")
-            parts.append(f"<{tag}{attrs}>{html.escape(c.text)}</{tag}>")
-        parts.append("</tr>")
-    parts.append("</table>")
-    return "".join(parts)
 
 
 def find_cell(table: TableContent, row_text: str, col_text: str) -> str | None:
