@@ -11,6 +11,7 @@ three indexes (page store, Milvus chunks, graph).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import shutil
 import sys
@@ -89,19 +90,29 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--skip-local", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, help="Keep the Ray run's data dir here.")
+    ap.add_argument("--local-only", action="store_true",
+                    help="Run only the in-process pipeline and add it to the Ray run already "
+                         "in results/ingest.json (same files), e.g. after --skip-local.")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     files = sorted(CORPUS.glob("*.pdf"))[: args.limit]
     result = {"machine": machine(), "files": len(files), "runs": {}}
+    previous = RESULTS / "ingest.json"
+    if args.local_only:
+        result = json.loads(previous.read_text())
+        if result["files"] != len(files) or "ray" not in result["runs"]:
+            raise SystemExit(f"{previous} holds no Ray run over these {len(files)} files")
+        result["machine_local"] = machine()
     tmp = Path(tempfile.mkdtemp(prefix="docray-bench-"))
     try:
-        ray_dir = args.keep or tmp / "ray"
-        if ray_dir.exists():
-            shutil.rmtree(ray_dir)
-        result["runs"]["ray"] = run("ray", files, ray_dir)
-        import ray
+        if not args.local_only:
+            ray_dir = args.keep or tmp / "ray"
+            if ray_dir.exists():
+                shutil.rmtree(ray_dir)
+            result["runs"]["ray"] = run("ray", files, ray_dir)
+            import ray
 
-        ray.shutdown()
+            ray.shutdown()
         if not args.skip_local:
             result["runs"]["local"] = run("local", files, tmp / "local")
     finally:

@@ -2,7 +2,12 @@
 overload phase; replicas per deployment polled from serve.status().
 
     python benchmarks/load.py                       # sample corpus, short steps
-    python benchmarks/load.py --data .bench/corpus --workspace bench --step-seconds 60
+    python benchmarks/load.py --data .bench/full --workspace bench \
+        --serve-config configs/serve/load.yaml --step-seconds 30 --wait 0.5,1.5
+
+With --data, the questions are those of ../shared/eval/qa.jsonl, each asked within its
+document (``doc``), as a user of a document-QA app asks them. After the steps, the app
+idles for --cooldown-seconds while replicas are still polled, to show the scale-down.
 
 Writes benchmarks/results/load.json and load.png.
 """
@@ -23,6 +28,8 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+from _common import machine  # noqa: E402
 
 
 def ingest_samples(root: Path) -> Path:
@@ -60,11 +67,41 @@ class ReplicaPoller(threading.Thread):
         self._stop.set()
 
 
-def run_locust(url: str, users: int, seconds: int, questions: list[str], key: str,
-               tmp: Path) -> dict:
+def qa_questions(path: Path, n: int) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [{"question": r["question"], "doc": r["doc"]} for r in rows[:n]]
+
+
+def autoscale_summary(rows: list[dict], steps: list[dict], t0: float,
+                      cooldown_start: float) -> dict:
+    """For the deployment that scaled highest: seconds from the load step during which
+    it first went above its starting replicas, and whether it came back down in the
+    cool-down."""
+    names = sorted({k for r in rows for k in r if k != "t"})
+    if not rows or not names:
+        return {}
+    name = max(names, key=lambda n: (max(r.get(n, 0) for r in rows), n))
+    start = rows[0].get(name, 0)
+    up = next((r for r in rows if r.get(name, 0) > start), None)
+    out = {"deployment": name, "start_replicas": start,
+           "max_replicas": max(r.get(name, 0) for r in rows)}
+    if up:
+        step = max((s for s in steps if s["start_s"] - t0 <= up["t"]),
+                   key=lambda s: s["start_s"], default=steps[0])
+        out.update(scaled_up_at_s=up["t"], during_step_users=step["users"],
+                   seconds_after_step_start=round(up["t"] - (step["start_s"] - t0), 1))
+    after = [r for r in rows if r["t"] >= cooldown_start - t0]
+    down = next((r for r in after if r.get(name, 0) <= start), None)
+    out["scaled_down_after_load_s"] = (round(down["t"] - (cooldown_start - t0), 1)
+                                       if down and up else None)
+    return out
+
+
+def run_locust(url: str, users: int, seconds: int, questions: list, key: str,
+               tmp: Path, wait: str = "0") -> dict:
     prefix, log = tmp / f"u{users}", tmp / f"u{users}.log"
     env = dict(os.environ, DOCRAY_BENCH_QUESTIONS=json.dumps(questions),
-               DOCRAY_BENCH_KEY=key, DOCRAY_BENCH_LOG=str(log))
+               DOCRAY_BENCH_KEY=key, DOCRAY_BENCH_LOG=str(log), DOCRAY_BENCH_WAIT=wait)
     t0 = time.time()
     subprocess.run(["locust", "-f", str(HERE / "locustfile.py"), "--headless", "-u", str(users),
                     "-r", str(users), "-t", f"{seconds}s", "--host", url, "--csv", str(prefix),
@@ -123,6 +160,11 @@ def main() -> None:
     ap.add_argument("--overload-factor", type=int, default=10)
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--wait", default="0", help='think time per user: "0" or "LOW,HIGH" s')
+    ap.add_argument("--questions", type=Path, default=REPO.parent / "shared/eval/qa.jsonl",
+                    help="QA file used with --data")
+    ap.add_argument("--n-questions", type=int, default=200)
+    ap.add_argument("--cooldown-seconds", type=int, default=40)
     args = ap.parse_args()
 
     from docray.engine.config import config_from_dict
@@ -132,6 +174,7 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="docray-load-"))
     data = args.data or ingest_samples(REPO / ".bench" / "samples")
+    questions = qa_questions(args.questions, args.n_questions) if args.data else QUESTIONS
     settings = load_serve_settings(args.serve_config)
     cfg = config_from_dict({"paths": {"data_dir": str(data), "workspace": args.workspace},
                             "serve": {"port": args.port}})
@@ -143,21 +186,26 @@ def main() -> None:
     steps = []
     try:
         for users in [int(u) for u in args.steps.split(",")]:
-            s = run_locust(url, users, args.step_seconds, QUESTIONS, "", tmp)
+            s = run_locust(url, users, args.step_seconds, questions, "", tmp, args.wait)
             s["t_end"] = round(time.time() - t0, 2)
             steps.append(s)
             print(json.dumps({k: s[k] for k in ("users", "p50_ms", "p95_ms", "throughput_rps",
                                                  "error_rate")}), flush=True)
         capacity = settings.limits.max_inflight
-        over = run_locust(url, capacity * args.overload_factor, args.step_seconds, QUESTIONS, "",
-                          tmp)
+        cooldown_start = time.time()
+        time.sleep(args.cooldown_seconds)
+        over = run_locust(url, capacity * args.overload_factor, args.step_seconds, questions, "",
+                          tmp, args.wait)
         over["t_end"] = round(time.time() - t0, 2)
         print(json.dumps(over), flush=True)
     finally:
         poller.stop()
         runner.stop()
     result = {"data": str(data), "workspace": args.workspace, "serve_config": args.serve_config,
-              "step_seconds": args.step_seconds, "steps": steps, "overload": over,
+              "step_seconds": args.step_seconds, "wait_s": args.wait,
+              "questions": len(questions), "machine": machine(), "steps": steps,
+              "overload": over,
+              "autoscaling": autoscale_summary(poller.rows, steps, t0, cooldown_start),
               "replicas": poller.rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "load.json").write_text(json.dumps(result, indent=1))

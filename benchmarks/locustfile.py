@@ -1,32 +1,50 @@
 """Locust user for the docray Serve app: POST /v1/query with the benchmark questions.
 
-Env: DOCRAY_BENCH_QUESTIONS (JSON list), DOCRAY_BENCH_KEY (API key, optional).
+Env:
+  DOCRAY_BENCH_QUESTIONS  JSON list of questions, each a string or {"question", "doc"}
+  DOCRAY_BENCH_KEY        API key (optional)
+  DOCRAY_BENCH_WAIT       think time per user in seconds, "0" or "LOW,HIGH" (uniform)
+  DOCRAY_BENCH_LOG        file that gets one "status latency_ms" line per request
+
+A user that gets a 503 waits the Retry-After the server sent before asking again, as an
+HTTP client is meant to.
 """
 import json
 import os
 import random
+import time
 
-from locust import HttpUser, constant
+from locust import HttpUser, between, constant
 
 QUESTIONS = json.loads(os.environ.get("DOCRAY_BENCH_QUESTIONS", '["What is the revenue?"]'))
 KEY = os.environ.get("DOCRAY_BENCH_KEY", "")
+_WAIT = [float(x) for x in os.environ.get("DOCRAY_BENCH_WAIT", "0").split(",")]
+
+
+def _body(item) -> dict:
+    if isinstance(item, str):
+        return {"question": item, "top_k": 5}
+    return {"question": item["question"], "doc": item.get("doc"), "top_k": 5}
 
 
 class QueryUser(HttpUser):
-    wait_time = constant(0)
+    wait_time = between(*_WAIT) if len(_WAIT) == 2 else constant(_WAIT[0])
 
     def on_start(self):
         if KEY:
             self.client.headers["Authorization"] = f"Bearer {KEY}"
 
     def query(self):
-        body = {"question": random.choice(QUESTIONS), "top_k": 5}
-        with self.client.post("/v1/query", json=body, name="/v1/query",
-                              catch_response=True) as r:
+        with self.client.post("/v1/query", json=_body(random.choice(QUESTIONS)),
+                              name="/v1/query", catch_response=True) as r:
+            retry = None
             if r.status_code == 503:
-                r.failure(f"503 retry-after={r.headers.get('Retry-After')}")
+                retry = float(r.headers.get("Retry-After") or 1)
+                r.failure(f"503 retry-after={retry:g}")
             elif r.status_code != 200:
                 r.failure(f"{r.status_code}")
+        if retry:
+            time.sleep(retry * random.uniform(0.5, 1.5))  # gevent-patched: yields
 
     tasks = [query]
 

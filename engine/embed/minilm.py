@@ -45,6 +45,27 @@ def _load(cfg: TextEncoderConfig):
     return SentenceTransformer(cfg.model, device=cfg.device, local_files_only=True)
 
 
+def _cpu_has_bf16() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def resolve_dtype(dtype: str, device: str) -> str:
+    """``auto`` → bfloat16 on CUDA or a CPU with native bf16 matmuls, else float32.
+
+    >>> resolve_dtype("float32", "cuda")
+    'float32'
+    """
+    if dtype != "auto":
+        return dtype
+    if device.startswith("cuda") or (device == "cpu" and _cpu_has_bf16()):
+        return "bfloat16"
+    return "float32"
+
+
 class MiniLMEncoder:
     """:class:`~docray.engine.embed.TextEncoder` over a local sentence-transformers model."""
 
@@ -54,6 +75,12 @@ class MiniLMEncoder:
         self.config = config or TextEncoderConfig()
         self.model = model if model is not None else _load(self.config)
         self.model.eval()
+        self.dtype = resolve_dtype(self.config.dtype, self.config.device)
+        if self.dtype != "float32":
+            import torch
+
+            self.model.to(getattr(torch, self.dtype))
+            log.info("text encoder %s runs in %s", self.config.model, self.dtype)
         self.name = self.config.model
         self.tokenizer = self.model.tokenizer
         self._special = np.array(sorted(set(self.tokenizer.all_special_ids)), dtype=np.int64)

@@ -23,8 +23,11 @@ Progress = Callable[[dict[str, Any]], None]
 
 def _parse_task(row: dict[str, Any], cfg_json: str) -> dict[str, Any]:
     from docray.engine.ingest.stages.parse import parse_row
+    from docray.engine.parse.native.ocr import set_threads
 
-    return parse_row(row, DocrayConfig.model_validate_json(cfg_json))
+    cfg = DocrayConfig.model_validate_json(cfg_json)
+    set_threads(cfg.ingest.parse_threads)
+    return parse_row(row, cfg)
 
 
 def init_ray(cfg: DocrayConfig) -> None:
@@ -39,7 +42,14 @@ def init_ray(cfg: DocrayConfig) -> None:
                  object_store_memory=cfg.ray.object_store_mb * 1024 * 1024,
                  logging_level=logging.WARNING)
     logging.getLogger("ray.data").setLevel(logging.WARNING)
-    ray.data.DataContext.get_current().enable_progress_bars = False
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
+    # Ray Data reserves a share of the CPUs per operator; on 2 cores that share is below
+    # one parse task's, which left a single parse task running beside idle encoders.
+    ctx.op_resource_reservation_enabled = False
+    # The encoder's output rows are large (token vectors); the downstream-capacity policy
+    # compared them with the driver's small read buffer and held the encoder idle.
+    ctx.downstream_capacity_backpressure_ratio = None
 
 
 def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):

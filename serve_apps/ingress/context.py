@@ -24,9 +24,11 @@ class IngressContext:
 
     @classmethod
     def build(cls, cfg: DocrayConfig, limits: Limits, stages,
-              replicas: Callable[[], dict[str, int]] | None = None) -> "IngressContext":
+              replicas: Callable[[], dict[str, int]] | None = None,
+              encoder=None) -> "IngressContext":
         metrics = Metrics(replicas)
-        return cls(query=QueryService(cfg, stages, limits, metrics), documents=stages.documents,
+        return cls(query=QueryService(cfg, stages, limits, metrics, encoder),
+                   documents=stages.documents,
                    keys=KeyRing(cfg.serve.api_keys, cfg.paths.workspace),
                    admission=Admission(limits.max_inflight, limits.retry_after_s, metrics),
                    limits=limits, metrics=metrics,

@@ -1,5 +1,6 @@
-"""The query path across stages: analyse → (graph ∥ dense ∥ pages) → fuse → rerank →
-synthesize. Async, Ray-free: stages come in through an adapter (handles or objects).
+"""The query path across stages: analyse + encode → (graph ∥ dense ∥ pages) → fuse →
+rerank → synthesize. Async, Ray-free: stages come in through an adapter (handles or
+objects). The question is encoded once, here; the stages receive its vectors.
 
 Every stage call is bounded by ``stage_timeout_s`` (→ 504) and a failing stage surfaces
 as a 502 naming it; nothing waits without a bound.
@@ -38,15 +39,18 @@ def answer_json(answer, timings: dict[str, float]) -> dict[str, Any]:
 
 
 class QueryService:
-    def __init__(self, cfg: DocrayConfig, stages, limits: Limits, metrics: Metrics | None = None):
+    def __init__(self, cfg: DocrayConfig, stages, limits: Limits, metrics: Metrics | None = None,
+                 encoder=None):
         from docray.engine.index.catalog import Catalog
         from docray.engine.index.content import ContentStore
+        from docray.serve_apps.retrieval.service import query_encoder
 
         root = Path(cfg.paths.data_dir)
         self.cfg, self.stages, self.limits = cfg, stages, limits
         self.metrics = metrics or Metrics()
         self.catalog = Catalog(root / "catalog.sqlite")
         self.fuser = Fuser(cfg, ContentStore(root / "content.sqlite"), self._filename)
+        self.encode = query_encoder(cfg, encoder)  # text → (vector, token vectors), cached
 
     @lru_cache(maxsize=4096)
     def _filename(self, workspace: str, doc_id: str) -> str:
@@ -78,15 +82,15 @@ class QueryService:
             finally:
                 timings[name] = time.perf_counter() - t0
 
-    async def _generate(self, plan, question: str, ws: str, doc_ids, mode: str, t: dict):
+    async def _generate(self, plan, qvec, qtok, ws: str, doc_ids, mode: str, t: dict):
         use, k = signals_for(mode), self.cfg.retrieve.candidates
         jobs: dict[str, Awaitable] = {}
         if use & {"dense", "sparse"}:
-            jobs["dense"] = self._stage("dense", self.stages.dense(plan, ws, doc_ids, k), t)
+            jobs["dense"] = self._stage("dense", self.stages.dense(plan, qvec, ws, doc_ids, k), t)
         if "graph" in use:
             jobs["graph"] = self._stage("graph", self.stages.graph(plan, ws, doc_ids, k), t)
         if "page" in use:
-            jobs["page"] = self._stage("pages", self.stages.pages(plan.text, ws, doc_ids, k), t)
+            jobs["page"] = self._stage("pages", self.stages.pages(qtok, ws, doc_ids, k), t)
         tasks = {name: asyncio.ensure_future(job) for name, job in jobs.items()}
         try:
             return dict(zip(tasks, await asyncio.gather(*tasks.values())))
@@ -100,8 +104,9 @@ class QueryService:
         t0 = time.perf_counter()
         doc_ids = await asyncio.to_thread(self.resolve_doc, ws, doc)
         plan = analyze(question, doc_ids)
+        qvec, qtok = await asyncio.to_thread(self.encode, question)
         t["analyze"] = time.perf_counter() - t0
-        results = await self._generate(plan, question, ws, doc_ids, mode, t)
+        results = await self._generate(plan, qvec, qtok, ws, doc_ids, mode, t)
         chunk_lists = dict(results.get("dense", {}))
         if "graph" in results:
             chunk_lists["graph"] = results["graph"]
@@ -113,7 +118,7 @@ class QueryService:
             n = max(top_k, self.cfg.retrieve.rerank_depth)
             head = ranked[:n]
             head = await self._stage("rerank", self.stages.rerank(
-                question, head, {c: chunks[c] for c, _ in head}, ws), t)
+                question, qtok, head, {c: chunks[c] for c, _ in head}, ws), t)
             ranked = list(head) + ranked[n:]
         pages = page_ranking(ranked, cpages)
         pages += [p for p, _ in results.get("page", []) if p not in set(pages)]

@@ -20,14 +20,14 @@ class LocalStages:
     async def graph(self, plan, ws, doc_ids, k):
         return await self._g.search(plan, ws, doc_ids, k)
 
-    async def dense(self, plan, ws, doc_ids, k):
-        return await self._d.search(plan, ws, doc_ids, k)
+    async def dense(self, plan, qvec, ws, doc_ids, k):
+        return await self._d.search(plan, qvec, ws, doc_ids, k)
 
-    async def pages(self, text, ws, doc_ids, k):
-        return await self._p.search(text, ws, doc_ids, k)
+    async def pages(self, qtok, ws, doc_ids, k):
+        return await self._p.search(qtok, ws, doc_ids, k)
 
-    async def rerank(self, question, head, chunks, workspace="default"):
-        return await self._r.rerank(question, head, chunks, workspace)
+    async def rerank(self, question, qtok, head, chunks, workspace="default"):
+        return await self._r.rerank(question, qtok, head, chunks, workspace)
 
     async def answer(self, question, passages):
         return await self._s.answer(question, passages)
@@ -57,15 +57,16 @@ class HandleStages:
     async def graph(self, plan, ws, doc_ids, k):
         return await _await(self._g.search.remote(plan, ws, doc_ids, k), "graph", self._retry)
 
-    async def dense(self, plan, ws, doc_ids, k):
-        return await _await(self._d.search.remote(plan, ws, doc_ids, k), "dense", self._retry)
-
-    async def pages(self, text, ws, doc_ids, k):
-        return await _await(self._p.search.remote(text, ws, doc_ids, k), "pages", self._retry)
-
-    async def rerank(self, question, head, chunks, workspace="default"):
-        return await _await(self._r.rerank.remote(question, head, chunks, workspace), "rerank",
+    async def dense(self, plan, qvec, ws, doc_ids, k):
+        return await _await(self._d.search.remote(plan, qvec, ws, doc_ids, k), "dense",
                             self._retry)
+
+    async def pages(self, qtok, ws, doc_ids, k):
+        return await _await(self._p.search.remote(qtok, ws, doc_ids, k), "pages", self._retry)
+
+    async def rerank(self, question, qtok, head, chunks, workspace="default"):
+        return await _await(self._r.rerank.remote(question, qtok, head, chunks, workspace),
+                            "rerank", self._retry)
 
     async def answer(self, question, passages):
         return await _await(self._s.answer.remote(question, passages), "synthesis",

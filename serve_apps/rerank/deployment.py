@@ -13,5 +13,5 @@ class Rerank:
 
         self.service = RerankService(DocrayConfig.model_validate_json(cfg_json))
 
-    async def rerank(self, question, head, chunks, workspace="default"):
-        return await self.service.rerank(question, head, chunks, workspace)
+    async def rerank(self, question, qtok, head, chunks, workspace="default"):
+        return await self.service.rerank(question, qtok, head, chunks, workspace)

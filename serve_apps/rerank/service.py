@@ -1,7 +1,8 @@
 """Rerank the head of the fused list (late-interaction or cross-encoder), Ray-free.
 
 Late interaction scores against the chunk token vectors stored at ingest time when the
-data dir has them (only the question is encoded), else re-encodes the chunk texts.
+data dir has them, using the query token vectors the ingress computed; without stored
+tokens it re-encodes the chunk texts.
 """
 from __future__ import annotations
 
@@ -31,17 +32,18 @@ class RerankService:
 
         return PageStore(path)
 
-    def _rerank(self, question: str, head: list[tuple[str, float]], chunks: dict,
-                workspace: str):
+    def _rerank(self, question: str, qtok: np.ndarray, head: list[tuple[str, float]],
+                chunks: dict, workspace: str):
         from docray.engine.retrieve.engine import rerank_ranked, rerank_scorer
 
-        qtok = np.asarray(self.encoder.encode_with_tokens([question])[1][0], np.float32)
-        scorer = rerank_scorer(self.reranker, question, qtok, workspace, chunks)
+        scorer = rerank_scorer(self.reranker, question, np.asarray(qtok, np.float32),
+                               workspace, chunks)
         return rerank_ranked(scorer, head, len(head))
 
-    async def rerank(self, question: str, head: list[tuple[str, float]], chunks: dict,
-                     workspace: str = "default") -> list[tuple[str, float]]:
-        """``head``: fused (chunk_id, score); ``chunks``: chunk_id → Chunk for the head."""
+    async def rerank(self, question: str, qtok: np.ndarray, head: list[tuple[str, float]],
+                     chunks: dict, workspace: str = "default") -> list[tuple[str, float]]:
+        """``qtok``: query token vectors (n_q, dim); ``head``: fused (chunk_id, score);
+        ``chunks``: chunk_id → Chunk for the head."""
         if not head or self.reranker is None:
             return head
-        return await asyncio.to_thread(self._rerank, question, head, chunks, workspace)
+        return await asyncio.to_thread(self._rerank, question, qtok, head, chunks, workspace)

@@ -24,8 +24,8 @@ class DenseSearch:
 
         self.service = DenseSearchService(DocrayConfig.model_validate_json(cfg_json))
 
-    async def search(self, plan, workspace, doc_ids, k):
-        return await self.service.search(plan, workspace, doc_ids, k)
+    async def search(self, plan, qvec, workspace, doc_ids, k):
+        return await self.service.search(plan, qvec, workspace, doc_ids, k)
 
 
 @serve.deployment(name="PageRetrieval")
@@ -35,5 +35,5 @@ class PageRetrieval:
 
         self.service = PageRetrievalService(DocrayConfig.model_validate_json(cfg_json))
 
-    async def search(self, text, workspace, doc_ids, k):
-        return await self.service.search(text, workspace, doc_ids, k)
+    async def search(self, qtok, workspace, doc_ids, k):
+        return await self.service.search(qtok, workspace, doc_ids, k)

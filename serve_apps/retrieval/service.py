@@ -1,5 +1,8 @@
 """Candidate generators over the stores of one data dir, async and Ray-free.
 
+The ingress encodes the question once and sends the vectors: the dense search gets the
+query vector, page retrieval the query token vectors; neither stage loads an encoder.
+
 Each service opens only the store it searches, so replicas stay small. Readers pick up
 writes made by the ingestion process: the page store remaps on its own (SQLite
 ``data_version``); the graph, held in memory, is reloaded when its manifest changes.
@@ -82,22 +85,19 @@ class GraphWalkService:
 class DenseSearchService:
     """Dense + BM25 sparse search in Milvus (a server URI when several processes share it)."""
 
-    def __init__(self, cfg: DocrayConfig, encoder=None):
+    def __init__(self, cfg: DocrayConfig):
         from docray.engine.index.dense import MilvusDenseStore
         from docray.engine.retrieve.dense import DenseSearcher
 
         self.store = MilvusDenseStore(cfg.milvus, Path(cfg.paths.data_dir),
                                       dim=cfg.embed.text.dim, encoder=cfg.embed.text.model)
         self.searcher = DenseSearcher(self.store)
-        self.encode = query_encoder(cfg, encoder)
 
-    def _search(self, plan: QueryPlan, workspace: str, doc_ids, k: int) -> dict[str, list]:
-        qvec, _ = self.encode(plan.text)
-        return self.searcher.search(plan, qvec, workspace, doc_ids, k)
-
-    async def search(self, plan: QueryPlan, workspace: str, doc_ids: list[str] | None,
-                     k: int) -> dict[str, list]:
-        return await asyncio.to_thread(self._search, plan, workspace, doc_ids, k)
+    async def search(self, plan: QueryPlan, qvec: np.ndarray, workspace: str,
+                     doc_ids: list[str] | None, k: int) -> dict[str, list]:
+        """``qvec``: the query vector (dim,) the ingress computed."""
+        return await asyncio.to_thread(self.searcher.search, plan, np.asarray(qvec, np.float32),
+                                       workspace, doc_ids, k)
 
     def close(self) -> None:
         self.store.close()
@@ -106,7 +106,7 @@ class DenseSearchService:
 class PageRetrievalService:
     """Exact MaxSim over the page multi-vector store."""
 
-    def __init__(self, cfg: DocrayConfig, encoder=None):
+    def __init__(self, cfg: DocrayConfig):
         from docray.engine.index.pages import PageStore
         from docray.engine.ingest.stores import _page_encoder_name
         from docray.engine.retrieve.pages import PageSearcher
@@ -116,14 +116,11 @@ class PageRetrievalService:
                                dtype={"float16": "fp16"}.get(page.dtype, page.dtype),
                                encoder=_page_encoder_name(cfg))
         self.searcher = PageSearcher(self.store)
-        self.encode = query_encoder(cfg, encoder)
 
-    def _search(self, question: str, workspace: str, doc_ids, k: int):
-        _, qtok = self.encode(question.strip())
-        return self.searcher.search_tokens(qtok, workspace, doc_ids, k)
-
-    async def search(self, question: str, workspace: str, doc_ids: list[str] | None,
+    async def search(self, qtok: np.ndarray, workspace: str, doc_ids: list[str] | None,
                      k: int) -> list[tuple[tuple[str, int], float]]:
-        return await asyncio.to_thread(self._search, question, workspace, doc_ids, k)
+        """``qtok``: the query token vectors (n_q, dim) the ingress computed."""
+        return await asyncio.to_thread(self.searcher.search_tokens,
+                                       np.asarray(qtok, np.float32), workspace, doc_ids, k)
 
 

@@ -55,7 +55,7 @@ def test_chat_question_is_last_user_message():
 
 
 def test_serve_profiles_load_and_reject_unknown_keys(tmp_path):
-    for name in ("local", "gpu", "test"):
+    for name in ("local", "gpu", "test", "load"):
         s = load_serve_settings(f"configs/serve/{name}.yaml")
         assert s.stage("dense").deployment_options()["max_queued_requests"] >= 1
     gpu = load_serve_settings("configs/serve/gpu.yaml")
@@ -87,10 +87,11 @@ def local(tmp_path_factory, sample_data):
     cfg = config_from_dict({"paths": {"data_dir": str(dst)},
                             "serve": {"api_keys": {"ka": "default", "kb": "other"}}})
     enc = get_text_encoder(cfg.embed.text)
-    dense = DenseSearchService(cfg, enc)
-    stages = LocalStages(GraphWalkService(cfg), dense, PageRetrievalService(cfg, enc),
+    dense = DenseSearchService(cfg)
+    stages = LocalStages(GraphWalkService(cfg), dense, PageRetrievalService(cfg),
                          RerankService(cfg, enc), SynthesisService(cfg, enc))
-    ctx = IngressContext.build(cfg, Limits(max_inflight=4, stage_timeout_s=5), stages)
+    ctx = IngressContext.build(cfg, Limits(max_inflight=4, stage_timeout_s=5), stages,
+                               encoder=enc)
     yield cfg, stages, ctx
     dense.close()
 
@@ -131,7 +132,8 @@ def _with_stage(local, **swap):
 
     cfg, s, _ = local
     parts = dict(graph=s._g, dense=s._d, pages=s._p, rerank=s._r, synthesis=s._s) | swap
-    return QueryService(cfg, LocalStages(**parts), Limits(stage_timeout_s=0.3))
+    return QueryService(cfg, LocalStages(**parts), Limits(stage_timeout_s=0.3),
+                        encoder=s._s.answerer.encoder)
 
 
 def test_slow_stage_times_out_and_failing_stage_is_named(local):

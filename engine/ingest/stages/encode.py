@@ -54,12 +54,32 @@ def pages_from_chunk_tokens(doc: Document, chunks: list[Chunk], token_vecs: list
     return page_nos, offsets, tokens
 
 
-MAX_ENTITIES, MAX_RELATIONS = 800, 400
+MAX_ENTITIES, MAX_RELATIONS = 500, 250
+
+
+class CachedTexts:
+    """Encoder front that remembers short texts (entity names and relation phrases repeat
+    across documents: years, metrics, company names)."""
+
+    def __init__(self, encoder, size: int = 200_000):
+        self.encoder, self.size, self.dim = encoder, size, encoder.dim
+        self._memo: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._memo))
+        if todo:
+            if len(self._memo) + len(todo) > self.size:
+                self._memo.clear()
+            self._memo.update(zip(todo, self.encoder.encode(todo)))
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return np.stack([self._memo[t] for t in texts]).astype(np.float32)  # (n, dim)
 
 
 def graph_vectors(graph: dict[str, Any], encoder) -> dict[str, Any]:
     """Vectors for entity names (+description) and the strongest relations, so the
-    entity and relation collections in Milvus can be searched by meaning."""
+    entity and relation collections in Milvus can be searched by meaning. The most
+    connected entities (by units mentioning them) and strongest relations, capped."""
     ents = sorted((n for n in graph["nodes"] if n["kind"] == "entity"),
                   key=lambda n: -len(n["attrs"].get("unit_ids", [])))[:MAX_ENTITIES]
     names = {n["id"]: n["name"] for n in graph["nodes"]}
@@ -103,7 +123,8 @@ def index_text(label: str, chunk: Chunk) -> str:
     return f"{head}\n{chunk.text}" if head else chunk.text
 
 
-def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encoder=None):
+def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encoder=None,
+               name_encoder=None):
     row = dict(row)
     if failed(row):
         return row
@@ -128,7 +149,7 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
         return row
     if row.get("graph"):
         with stage(row, "encode_graph"):
-            row.update(graph_vectors(json.loads(row["graph"]), text_encoder))
+            row.update(graph_vectors(json.loads(row["graph"]), name_encoder or text_encoder))
     if failed(row):
         return row
     with stage(row, "page_vectors"):
@@ -152,9 +173,10 @@ class EncodeActor:
         self.cfg = DocrayConfig.model_validate_json(cfg_json)
         torch.set_num_threads(self.cfg.ingest.encoder_threads)
         self.text = get_text_encoder(self.cfg.embed.text)
+        self.names = CachedTexts(self.text)
         self.page = None
         if self.cfg.embed.page.backend != "text-tokens":
             self.page = get_page_encoder(self.cfg.embed.page, self.text)
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
-        return encode_row(row, self.cfg, self.text, self.page)
+        return encode_row(row, self.cfg, self.text, self.page, self.names)

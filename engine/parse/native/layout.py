@@ -30,7 +30,11 @@ def _get_engine():
 
             logging.disable(logging.INFO)  # its loggers set themselves to INFO on creation
             try:
-                _engine = RapidLayout()
+                from docray.engine.parse.native.ocr import onnx_threads
+
+                threads = onnx_threads()
+                _engine = (RapidLayout(engine_cfg={"intra_op_num_threads": threads})
+                           if threads else RapidLayout())
             finally:
                 logging.disable(logging.NOTSET)
             log.info("rapid-layout engine loaded")

@@ -16,6 +16,17 @@ log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _engine = None
+_threads = 0  # onnxruntime intra-op threads; 0 = its default (all cores)
+
+
+def set_threads(n: int) -> None:
+    """Threads for the OCR and layout engines created after this call (0 = all cores)."""
+    global _threads
+    _threads = max(0, int(n))
+
+
+def onnx_threads() -> int:
+    return _threads
 
 
 @dataclass
@@ -33,7 +44,9 @@ def _get_engine():
 
             logging.getLogger("RapidOCR").setLevel(logging.WARNING)
             _engine = RapidOCR(params={"Global.use_cls": False, "Global.log_level": "warning",
-                                       "Det.limit_type": "max", "Det.limit_side_len": 1280})
+                                       "Det.limit_type": "max", "Det.limit_side_len": 1280,
+                                       "EngineConfig.onnxruntime.intra_op_num_threads":
+                                           _threads or -1})
             log.info("rapidocr engine loaded")
         return _engine
 

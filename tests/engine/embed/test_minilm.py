@@ -54,3 +54,38 @@ def test_factory_and_empty_input(minilm):
     assert minilm.encode([]).shape == (0, 384)
     assert get_text_encoder.__name__ == "get_text_encoder"
     assert TextEncoderConfig().backend == "minilm"
+
+
+def test_bfloat16_weights_agree_with_float32(minilm):
+    from docray.engine.embed.minilm import MiniLMEncoder, resolve_dtype
+
+    assert resolve_dtype("float32", "cpu") == "float32"
+    assert resolve_dtype("auto", "cuda:0") == "bfloat16"
+    fp32 = MiniLMEncoder(TextEncoderConfig(batch_size=4, dtype="float32"), model=None)
+    bf16 = MiniLMEncoder(TextEncoderConfig(batch_size=4, dtype="bfloat16"), model=None)
+    assert (fp32.dtype, bf16.dtype) == ("float32", "bfloat16")
+    texts = ["Net sales rose 8% to $32.8 billion in 2018.", "Figure 3: attention heads",
+             "Purchases of property, plant and equipment (PP&E)"]
+    a, ta = fp32.encode_with_tokens(texts)
+    b, tb = bf16.encode_with_tokens(texts)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    assert np.min(np.sum(a * b, axis=1)) > 0.995  # unit vectors: dot = cosine
+    assert all(x.shape == y.shape and np.min(np.sum(x * y, axis=1)) > 0.97
+               for x, y in zip(ta, tb))
+
+
+def test_cached_texts_encode_each_distinct_text_once(minilm, monkeypatch):
+    from docray.engine.ingest.stages.encode import CachedTexts
+
+    seen: list[str] = []
+    encode = minilm.encode
+    monkeypatch.setattr(minilm, "encode", lambda texts: seen.extend(texts) or encode(texts))
+    names = CachedTexts(minilm, size=3)
+    first = names.encode(["2018", "net sales", "2018"])
+    again = names.encode(["net sales", "2018"])
+    assert seen == ["2018", "net sales"]
+    assert np.allclose(first[0], again[1]) and np.allclose(first[1], again[0])
+    assert np.allclose(first, encode(["2018", "net sales", "2018"]), atol=1e-5)
+    names.encode(["operating income", "3M"])  # over the cap: the memo restarts
+    assert seen[-2:] == ["operating income", "3M"] and len(names._memo) == 2
+    assert names.encode([]).shape == (0, 384)
