@@ -48,9 +48,11 @@ class PageEncoder(Protocol):
         """One (n_q_tok, dim) float32 matrix per query."""
         ...
 
-    def encode_document(self, doc: "Document") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def encode_document(self, doc: "Document", artifacts=None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every page of ``doc`` → (page_nos (P,) int32, offsets (P+1,) int64,
-        tokens (total, dim) float16), the layout the page store takes."""
+        tokens (total, dim) float16), the layout the page store takes. ``artifacts``: the
+        document's artifact store, for encoders that read page renders."""
         ...
 
 

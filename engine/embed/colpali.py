@@ -92,15 +92,17 @@ class ColPaliPageEncoder:
             out.extend(self._run(self.processor.process_queries(list(texts[s:s + BATCH]))))
         return out
 
-    def encode_document(self, doc: "Document") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def encode_document(self, doc: "Document", artifacts: "ArtifactStore | None" = None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from PIL import Image
 
-        if self.artifacts is None:
+        artifacts = artifacts or self.artifacts
+        if artifacts is None:
             raise Unavailable("the colpali page encoder needs the artifact store for renders")
         pages = []
         for p in doc.pages:
             if not p.render_id:
                 raise BadInput(doc.filename, f"page {p.page} has no render")
-            image = Image.open(io.BytesIO(self.artifacts.read(p.render_id)))
+            image = Image.open(io.BytesIO(artifacts.read(p.render_id)))
             pages.append(PageInput(doc.doc_id, p.page, p.text, image))
         return pack_pages([p.page for p in pages], self.encode_pages(pages), self.dim)

@@ -51,6 +51,7 @@ class TextTokensPageEncoder:
     def encode_queries(self, texts: list[str]) -> list[np.ndarray]:
         return self.text.encode_with_tokens(texts)[1]  # [(n_q_tok, dim)]
 
-    def encode_document(self, doc: "Document") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def encode_document(self, doc: "Document", artifacts=None
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         pages = document_pages(doc)
         return pack_pages([p.page for p in pages], self.encode_pages(pages), self.dim)

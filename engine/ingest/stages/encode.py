@@ -156,8 +156,12 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
         if page_encoder is None:
             nos, offs, toks = pages_from_chunk_tokens(doc, chunks, token_vecs, text_encoder.dim,
                                                       cfg.embed.page.max_tokens)
-        else:
-            nos, offs, toks = page_encoder.encode_document(doc)
+        else:  # page images (ColPali) come from the document's workspace artifacts
+            from docray.engine.index.artifacts import ArtifactStore
+
+            artifacts = ArtifactStore(cfg.paths.data_dir / "artifacts",
+                                      workspace=row["workspace"])
+            nos, offs, toks = page_encoder.encode_document(doc, artifacts)
         row["page_nos"], row["page_offsets"], row["page_tokens"] = nos, offs, toks
     return row
 
