@@ -154,7 +154,10 @@ class SynthesizeConfig(_Strict):
     answerer: Literal["extractive", "openai"] = "extractive"
     url: str | None = None
     model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
-    abstain_threshold: float = Field(0.3, description="Evidence score below which we abstain.")
+    abstain_threshold: float = Field(0.13, description="Evidence score below which we abstain; "
+                                     "calibrated on the qa.jsonl dev half (benchmarks/quality.py).")
+    scope_check: bool = Field(True, description="Abstain when a question scoped to documents "
+                              "names a year, name or code those documents never mention.")
     max_context_tokens: int = Field(3000, ge=64)
     max_artifact_mb: float = Field(20.0, gt=0)
 

@@ -13,6 +13,9 @@ from docray.engine.config import DocrayConfig
 from docray.engine.retrieve.fusion import fuse, page_ranking
 from docray.engine.retrieve.query import QueryPlan, analyze
 from docray.engine.synthesize import Answer, Passage
+from docray.engine.synthesize.abstain import abstain
+from docray.engine.synthesize.citations import to_evidence
+from docray.engine.synthesize.scope import ScopeChecker, scope_reason
 
 log = logging.getLogger(__name__)
 MODES = ("hybrid", "chunk-only", "graph-only", "page-only", "no-rerank")
@@ -46,6 +49,16 @@ class Fuser:
 
     def __init__(self, cfg: DocrayConfig, content, filenames):
         self.cfg, self.content, self.filenames = cfg, content, filenames
+        self.scope = ScopeChecker(content)
+
+    def out_of_scope(self, question: str, workspace: str, doc_ids: list[str] | None,
+                     passages: list[Passage]) -> Answer | None:
+        """An abstention when the question names something its documents never mention
+        (``synthesize.scope_check``); None when the answerer should decide."""
+        if not self.cfg.synthesize.scope_check:
+            return None
+        missing = self.scope.unmentioned(question, workspace, doc_ids)
+        return abstain(to_evidence(passages), 0.0, scope_reason(missing)) if missing else None
 
     def fuse(self, plan: QueryPlan, workspace: str, chunk_lists: dict[str, list],
              page_hits: list) -> tuple[list[tuple[str, float]], dict, dict]:
@@ -158,7 +171,9 @@ class QueryEngine:
         t0 = time.perf_counter()
         r = await self.retrieve(question, workspace, doc_ids, mode, top_k)
         s = time.perf_counter()
-        answer = await self.p.answerer.answer(question, r.passages)
+        answer = await asyncio.to_thread(self.p.fuser.out_of_scope, question, workspace,
+                                         doc_ids, r.passages)
+        answer = answer or await self.p.answerer.answer(question, r.passages)
         r.timings["synthesize"] = time.perf_counter() - s
         r.timings["total"] = time.perf_counter() - t0
         return QueryResult(answer, r.pages, {k: round(v, 4) for k, v in r.timings.items()})

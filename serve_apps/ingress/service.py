@@ -38,6 +38,10 @@ def answer_json(answer, timings: dict[str, float]) -> dict[str, Any]:
             "timings": {k: round(v, 4) for k, v in timings.items()}}
 
 
+async def _once(text: str) -> AsyncIterator[str]:
+    yield text
+
+
 class QueryService:
     def __init__(self, cfg: DocrayConfig, stages, limits: Limits, metrics: Metrics | None = None,
                  encoder=None):
@@ -125,11 +129,16 @@ class QueryService:
         passages = await asyncio.to_thread(self.fuser.passages, ws, ranked, chunks, top_k)
         return passages, pages, t
 
+    async def _out_of_scope(self, question: str, ws: str, doc: str | None, passages):
+        doc_ids = await asyncio.to_thread(self.resolve_doc, ws, doc)
+        return await asyncio.to_thread(self.fuser.out_of_scope, question, ws, doc_ids, passages)
+
     async def query(self, question: str, ws: str, doc: str | None = None, mode: str = "hybrid",
                     top_k: int = 5) -> dict[str, Any]:
         t0 = time.perf_counter()
         passages, _, t = await self.retrieve(question, ws, doc, mode, top_k)
-        answer = await self._stage("synthesis", self.stages.answer(question, passages), t)
+        answer = await self._out_of_scope(question, ws, doc, passages)
+        answer = answer or await self._stage("synthesis", self.stages.answer(question, passages), t)
         t["total"] = time.perf_counter() - t0
         return answer_json(answer, t)
 
@@ -139,7 +148,9 @@ class QueryService:
         t0 = time.perf_counter()
         passages, _, t = await self.retrieve(question, ws, doc, mode, top_k)
         s = time.perf_counter()
-        tokens = self.stages.stream(question, passages).__aiter__()
+        refusal = await self._out_of_scope(question, ws, doc, passages)
+        tokens = (_once(refusal.answer) if refusal else
+                  self.stages.stream(question, passages)).__aiter__()
         while True:
             try:
                 token = await self._stage("synthesis", tokens.__anext__(), {})

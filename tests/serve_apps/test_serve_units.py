@@ -116,6 +116,40 @@ def test_query_service_matches_in_process_engine(local):
     assert not got["abstained"] and "Fuser" in repr(Fuser)
 
 
+def test_question_naming_what_the_document_never_mentions_abstains(local):
+    from dataclasses import replace
+
+    from docray.engine.retrieve.engine import Fuser, QueryEngine
+    from docray.engine.retrieve.parts import Parts, make_answerer, make_query_encoder
+
+    cfg, stages, ctx = local
+    q = "Which vendors supply Boeing with servo motors?"
+    doc = "northwind_annual_report_2023.pdf"
+    got = asyncio.run(ctx.query.query(q, "default", doc))
+    assert got["abstained"] and "'boeing'" in got["reason"] and got["evidence"]
+    events = asyncio.run(_collect(ctx.query.stream(q, "default", doc)))
+    assert events[0] == {"token": "Not answerable"} and events[-1]["evidence"]
+    encoder = stages._s.answerer.encoder
+    parts = Parts(make_query_encoder(encoder), stages._d.searcher, stages._g.walker,
+                  stages._p.searcher, ctx.query.fuser, stages._r.reranker,
+                  make_answerer(cfg, encoder))
+    doc_id = ctx.query.resolve_doc("default", doc)
+    want = asyncio.run(QueryEngine(cfg, parts).query(q, "default", doc_id))
+    assert want.answer.abstained and want.answer.reason == got["reason"]
+    # Unscoped, or with the check off, the answerer decides from the evidence.
+    assert "never mentions" not in asyncio.run(ctx.query.query(q, "default"))["reason"]
+    off = cfg.model_copy(update={"synthesize": cfg.synthesize.model_copy(
+        update={"scope_check": False})})
+    fuser = Fuser(off, ctx.query.fuser.content, ctx.query.fuser.filenames)
+    engine = QueryEngine(off, replace(parts, fuser=fuser))
+    answer = asyncio.run(engine.query(q, "default", doc_id)).answer
+    assert "never mentions" not in answer.reason
+
+
+async def _collect(agen):
+    return [ev async for ev in agen]
+
+
 class _Slow:
     async def search(self, *a):
         await asyncio.sleep(10)
