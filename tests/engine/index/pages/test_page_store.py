@@ -126,12 +126,17 @@ def test_int8_tracks_fp16_top10(tmp_path):
     int8 = PageStore(tmp_path / "i", dim=128, dtype="int8")
     fill(fp16, docs)
     fill(int8, docs)
-    overlaps = []
+    # int8 storage scores with the int8 GEMM by default; fp16 storage stays fp32.
+    assert (int8.compute, fp16.compute) == ("int8", "fp32")
+    exact = PageStore(tmp_path / "i", compute="fp32")
+    overlaps, vs_exact = [], []
     for q in queries_from(docs, 20, n_tok=24, seed=9):
         a = {h.page for h in fp16.search(q, 10)}
         b = {h.page for h in int8.search(q, 10)}
         overlaps.append(len(a & b) / 10)
+        vs_exact.append(len(b & {h.page for h in exact.search(q, 10)}) / 10)
     assert np.mean(overlaps) >= 0.95, overlaps
+    assert np.mean(vs_exact) >= 0.95, vs_exact
 
 
 def _append_in_child(path: str, doc_id: str, tokens: np.ndarray) -> None:
