@@ -117,7 +117,11 @@ class MilvusConfig(_Strict):
 
 class PageIndexConfig(_Strict):
     shard_pages: int = Field(4096, ge=1, description="Pages per memory-mapped shard.")
-    two_stage_threshold: int = Field(200_000, ge=1, description="Use pooled two-stage above this.")
+    two_stage_threshold: int = Field(
+        1024, ge=1, description="A query whose selection (workspace, documents) holds more "
+        "pages than this is prefiltered: pooled page vectors (mean + centroids, in memory) "
+        "pick `prefilter_pages` candidates for exact MaxSim. Smaller selections scan exactly.")
+    prefilter_pages: int = Field(384, ge=1, description="Candidates kept by the prefilter.")
     centroids_per_page: int = Field(4, ge=0)
 
 

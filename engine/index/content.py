@@ -94,6 +94,12 @@ class ContentStore:
             sql, args = sql + " AND doc_id=?", [*args, doc_id]
         return [Chunk.model_validate_json(b) for (b,) in self._db.execute(sql, args)]
 
+    def doc_units(self, workspace: str, doc_id: str, modality: str) -> list[Unit]:
+        """The units of one modality of a document (e.g. its printed page numbers)."""
+        rows = self._db.execute("SELECT body FROM units WHERE workspace=? AND doc_id=? "
+                                "AND modality=?", (workspace, doc_id, modality))
+        return [Unit.model_validate_json(b) for (b,) in rows]
+
     def count(self, workspace: str, doc_id: str | None = None) -> dict[str, int]:
         out = {}
         for table in ("units", "chunks"):

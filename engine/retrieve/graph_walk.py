@@ -1,7 +1,10 @@
 """Candidate generator: structural navigation over the dual knowledge graph.
 
 Query mentions that match graph nodes exactly (normalised name or alias) seed a k-hop
-walk (sparse matrix products); reached nodes map to their units, units to chunks.
+walk (sparse matrix products); reached nodes map to their units, units to chunks. Nodes
+are taken best first until ``max_units`` units in scope are reached: a generic entity
+("revenue") can touch thousands of units across a corpus, and the walk's order already
+says which matter most.
 """
 from __future__ import annotations
 
@@ -18,8 +21,9 @@ def _in_scope(chunk_id: str, doc_ids: set[str] | None) -> bool:
 
 
 class GraphWalker:
-    def __init__(self, graph, content, hops: int = 2, top_n: int = 300):
+    def __init__(self, graph, content, hops: int = 2, top_n: int = 300, max_units: int = 2000):
         self.graph, self.content, self.hops, self.top_n = graph, content, hops, top_n
+        self.max_units = max_units
 
     def seeds(self, plan: QueryPlan, workspace: str) -> dict[str, float]:
         """Nodes named by the query; longer mentions weigh more."""
@@ -36,12 +40,14 @@ class GraphWalker:
         seeds = self.seeds(plan, workspace)
         if not seeds:
             return []
+        scope = set(doc_ids) if doc_ids else None
         unit_score: dict[str, float] = {}
         for node, score in k_hop_top(self.graph, seeds, self.hops, workspace, self.top_n):
-            for uid in node.unit_ids():
-                unit_score[uid] = max(unit_score.get(uid, 0.0), score)
-        scope = set(doc_ids) if doc_ids else None
-        unit_score = {u: s for u, s in unit_score.items() if _in_scope(u, scope)}
+            for uid in node.unit_ids():  # best node first: the first score seen is the max
+                if uid not in unit_score and _in_scope(uid, scope):
+                    unit_score[uid] = score
+            if len(unit_score) >= self.max_units:
+                break
         chunk_score: dict[str, float] = {}
         for uid, chunk_ids in self.content.chunks_for_units(workspace, unit_score).items():
             for cid in chunk_ids:

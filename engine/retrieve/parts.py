@@ -63,7 +63,7 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
     from docray.engine.retrieve.dense import DenseSearcher
     from docray.engine.retrieve.engine import Fuser
     from docray.engine.retrieve.graph_walk import GraphWalker
-    from docray.engine.retrieve.pages import PageSearcher
+    from docray.engine.retrieve.pages import page_searcher
 
     encoder = encoder or get_text_encoder(cfg.embed.text)
 
@@ -74,6 +74,6 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
 
     return Parts(encode_query=make_query_encoder(encoder), dense=DenseSearcher(stores.dense),
                  graph=GraphWalker(stores.graph, stores.content, cfg.retrieve.graph_hops),
-                 pages=PageSearcher(stores.pages), fuser=Fuser(cfg, stores.content, filename),
+                 pages=page_searcher(cfg, stores.pages), fuser=Fuser(cfg, stores.content, filename),
                  reranker=make_reranker(cfg, encoder, getattr(stores, "chunk_tokens", None)),
                  answerer=make_answerer(cfg, encoder, stores.artifacts(cfg.paths.workspace)))

@@ -5,7 +5,9 @@ person, a product or a code the document does not contain ("How many Tweets are 
 to Boeing?" over a Germanwings report). Those names are the question's *specific* terms:
 years, words mixing letters and digits, capitalised words inside the sentence and acronyms.
 When one of them appears nowhere in the documents the question is scoped to, no passage can
-hold the answer, whatever the retrieval scores say.
+hold the answer, whatever the retrieval scores say. The same holds for a page beyond the
+document's last one ("How many figures are in pages 100-120?" over a 30-page paper) and for
+a figure or table number its text never labels ("Figure 8" where the captions stop at 7).
 """
 from __future__ import annotations
 
@@ -18,22 +20,32 @@ from docray.engine.retrieve.query import STOP
 _GENERIC = frozenset("""according among answer anwser assume enumerate format here list page
 pages please round save using write email figure fig table chart slide section appendix
 highest lowest real directly""".split()) | STOP
+# Metric names a question may ask to compute from a filing that never spells them out.
+_METRICS = frozenset("""ebitda ebit ebitdar cogs dpo dso dio ccc eps roa roe roic roce capex
+opex fcf p&l pp&e ppne d&a sg&a r&d yoy qoq ttm ltm gaap non-gaap""".split())
 _QTOK = re.compile(r"[A-Za-z0-9][\w.\-&'’]*[\w%]|\w")
 _DTOK = re.compile(r"[a-z0-9][a-z0-9&\-.]*[a-z0-9&%]|[a-z0-9]")
-_PERIOD = re.compile(r"(?:fy|q[1-4]|h[12])'?((?:19|20)\d\d)")
+_PERIOD = re.compile(r"(?:fy|f|q[1-4]|h[12])?'?((?:19|20)\d\d)s?")
+_DEFINED = re.compile(r"\(([A-Z][A-Za-z&\-]{1,9})\)")  # "days payable outstanding (DPO)"
 _YEAR = re.compile(r"(?:19|20)\d\d")
+_NUMBER_WORDS = {w: i for i, w in enumerate(
+    """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty""".split())}
+_NUM = r"(\d{1,5}|" + "|".join(_NUMBER_WORDS) + r")"
+_PAGE_REF = re.compile(r"\bpages?\s+(?:no\.?\s*)?" + _NUM + r"\b", re.I)
+_LABEL_REF = re.compile(r"\b(fig(?:ure)?|table)s?\.?\s+(\d{1,3})\b", re.I)
 _NOT_NAME = re.compile(r"\d+(?:st|nd|rd|th)|q[1-4]|top-?\d+|p\d+|y{2,4}(?:-m{1,2})?(?:-d{1,2})?")
 
 
 def normalise(token: str) -> str:
     """Lower-case, strip possessives and fiscal prefixes.
 
-    >>> [normalise(t) for t in ["Boeing's", "FY2018", "Q2'2023", "GPT-4o."]]
-    ['boeing', '2018', '2023', 'gpt-4o']
+    >>> [normalise(t) for t in ["Boeing's", "FY2018", "Q2'2023", "GPT-4o.", "AMCOR'FY", "2010s"]]
+    ['boeing', '2018', '2023', 'gpt-4o', 'amcor', '2010']
     """
     t = re.sub(r"['’]s$", "", token.lower().strip(".'’"))
     m = _PERIOD.fullmatch(t)
-    return m.group(1) if m else t
+    return m.group(1) if m else re.split(r"['’]", t)[0]
 
 
 def specific_terms(question: str) -> list[str]:
@@ -45,31 +57,100 @@ def specific_terms(question: str) -> list[str]:
     []
     """
     shouting = question.isupper()
+    defined = {d.lower() for d in _DEFINED.findall(question)}  # acronyms it spells out
     out: dict[str, None] = {}
     for i, tok in enumerate(_QTOK.findall(question)):
         t = normalise(tok)
-        if len(t) < 2 or t in _GENERIC:
+        if len(t) < 2 or t in _GENERIC or t in _METRICS or t in defined or \
+                _NOT_NAME.fullmatch(t):
             continue
         has_digit, has_alpha = bool(re.search(r"\d", t)), bool(re.search(r"[a-z]", t))
         if _YEAR.fullmatch(t):
             out.setdefault(t)
-        elif has_digit and has_alpha and not _NOT_NAME.fullmatch(t):
+        elif has_digit and has_alpha:
             out.setdefault(t)
         elif has_alpha and not shouting and len(tok) > 2 and i > 0 and tok[0].isupper():
             out.setdefault(t)
     return list(out)
 
 
-class Vocabulary:
-    """The normalised words of a document plus its lower-cased text (for phrases)."""
+def _one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance of at most one (substitution, insertion, deletion or
+    adjacent transposition).
 
-    def __init__(self, texts: list[str]):
+    >>> [_one_edit("neflix", "netflix"), _one_edit("netfilx", "netflix"), _one_edit("ab", "ba")]
+    [True, True, True]
+    >>> _one_edit("boeing", "bring")
+    False
+    """
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i:i + 2] == b[i:i + 2][::-1]
+                                          and a[i + 2:] == b[i + 2:])
+    long, short = (a, b) if len(a) > len(b) else (b, a)
+    return long[i + 1:] == short[i:]
+
+
+def _number(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBER_WORDS[word.lower()]
+
+
+def references(question: str) -> list[tuple[str, int]]:
+    """Pages and figure/table labels the question points at.
+
+    >>> references("How many figures are in Pages 100-120? See Figure 7 and Table 2.")
+    [('page', 100), ('figure', 7), ('table', 2)]
+    >>> references("What is INF SERCRL LLP FAX No on page thirteen?")
+    [('page', 13)]
+    """
+    refs = [("page", _number(m.group(1))) for m in _PAGE_REF.finditer(question)]
+    refs += [("table" if m.group(1).lower() == "table" else "figure", int(m.group(2)))
+             for m in _LABEL_REF.finditer(question)]
+    return refs
+
+
+class Vocabulary:
+    """The normalised words of a document, its lower-cased text (for phrases) and the last
+    page that holds any of it."""
+
+    def __init__(self, texts: list[str], last_page: int | None = None,
+                 page_labels: set[int] | None = None):
         self.text = "\n".join(texts).lower()
         self.words = {normalise(t) for t in _DTOK.findall(self.text)}
         self.words.update(_YEAR.findall(self.text))
+        self.last_page, self.page_labels = last_page, page_labels or set()
 
     def mentions(self, term: str) -> bool:
-        return term in self.words or term in self.text
+        """Said as such, with a space or nothing for a hyphen ("after-tax"), as two words
+        run together ("liabilitiesfor"), or misspelt by one edit in a long name
+        ("Neflix", "Activsion")."""
+        if term in self.words or term in self.text:
+            return True
+        if "-" in term and (term.replace("-", " ") in self.text
+                            or term.replace("-", "") in self.words):
+            return True
+        if term.isalpha() and len(term) >= 8 and any(
+                term[:i] in self.words and term[i:] in self.words
+                for i in range(3, len(term) - 2)):
+            return True
+        return term.isalpha() and len(term) >= 6 and any(
+            _one_edit(term, w) for w in self.words
+            if w[:2] == term[:2] and abs(len(w) - len(term)) <= 1 and len(w) >= 6)
+
+    def resolves(self, kind: str, number: int) -> bool:
+        """A page within the document (or a page number it prints, e.g. a proceedings
+        page), or a figure/table label its text carries ("Figure 7", "Fig. 7", "Table 7")."""
+        if kind == "page":
+            return self.last_page is None or number <= self.last_page or \
+                number in self.page_labels
+        pattern = r"\bfig(?:ure)?\.?\s*" if kind == "figure" else r"\btable\s*"
+        return re.search(pattern + str(number) + r"\b", self.text) is not None
 
 
 class ScopeChecker:
@@ -84,22 +165,29 @@ class ScopeChecker:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        vocab = Vocabulary([c.text for c in self.content.doc_chunks(workspace, doc_id)])
+        chunks = self.content.doc_chunks(workspace, doc_id)
+        labels = {int(m) for u in self.content.doc_units(workspace, doc_id, "page_number")
+                  for m in re.findall(r"\d{1,6}", u.text or "")}
+        vocab = Vocabulary([c.text for c in chunks],
+                           max((p for c in chunks for p in c.pages), default=None), labels)
         self._cache[key] = vocab
         if len(self._cache) > self.max_docs:
             self._cache.popitem(last=False)
         return vocab
 
     def unmentioned(self, question: str, workspace: str, doc_ids: list[str] | None) -> list[str]:
-        """Specific terms of the question that none of ``doc_ids`` mentions ([] when the
-        question is not scoped to documents: across a workspace absence proves little)."""
+        """Specific terms and page/figure/table references of the question that none of
+        ``doc_ids`` holds ([] when the question is not scoped to documents: across a
+        workspace absence proves little)."""
         if not doc_ids:
             return []
-        terms = specific_terms(question)
-        if not terms:
+        terms, refs = specific_terms(question), references(question)
+        if not terms and not refs:
             return []
         vocabs = [self.vocabulary(workspace, d) for d in doc_ids]
-        return [t for t in terms if not any(v.mentions(t) for v in vocabs)]
+        missing = [t for t in terms if not any(v.mentions(t) for v in vocabs)]
+        return missing + [f"{kind} {n}" for kind, n in refs
+                          if not any(v.resolves(kind, n) for v in vocabs)]
 
 
 def scope_reason(missing: list[str]) -> str:

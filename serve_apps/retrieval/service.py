@@ -104,18 +104,19 @@ class DenseSearchService:
 
 
 class PageRetrievalService:
-    """Exact MaxSim over the page multi-vector store."""
+    """MaxSim over the page multi-vector store (pooled prefilter on large selections)."""
 
     def __init__(self, cfg: DocrayConfig):
         from docray.engine.index.pages import PageStore
         from docray.engine.ingest.stores import _page_encoder_name
-        from docray.engine.retrieve.pages import PageSearcher
+        from docray.engine.retrieve.pages import page_searcher
 
         page = cfg.embed.page
         self.store = PageStore(Path(cfg.paths.data_dir) / "pages", dim=page.dim,
                                dtype={"float16": "fp16"}.get(page.dtype, page.dtype),
                                encoder=_page_encoder_name(cfg))
-        self.searcher = PageSearcher(self.store)
+        self.searcher = page_searcher(cfg, self.store)
+        self.searcher.prefilter.warm()  # pool every page now, not on the first open query
 
     async def search(self, qtok: np.ndarray, workspace: str, doc_ids: list[str] | None,
                      k: int) -> list[tuple[tuple[str, int], float]]:

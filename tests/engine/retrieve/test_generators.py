@@ -51,6 +51,12 @@ def test_graph_walk_reaches_neighbours_of_mentioned_entities(tmp_path, content):
     assert walker.search(analyze("What does Acme make?"), "ws", ["d2"], 10) == []
 
 
+def test_graph_walk_stops_at_max_units_keeping_the_best_nodes(tmp_path, content):
+    walker = GraphWalker(_graph(tmp_path), content, hops=1, max_units=1)
+    assert [c for c, _ in walker.search(analyze("What does Acme make?"), "ws", None, 10)] == \
+        ["d1:c0"]  # the seed's unit fills the budget; the neighbour is not reached
+
+
 def test_page_search_ranks_the_matching_page_first(tmp_path):
     rng = np.random.default_rng(0)
     store = PageStore(tmp_path / "pages", dim=8, dtype="fp16", encoder="t")

@@ -1,7 +1,7 @@
 """Scope check: a question naming what its document never mentions is not answerable."""
 from __future__ import annotations
 
-from docray.engine.model import Chunk
+from docray.engine.model import Chunk, Unit
 from docray.engine.synthesize.scope import ScopeChecker, Vocabulary, specific_terms
 
 
@@ -19,8 +19,14 @@ def test_vocabulary_matches_words_years_and_phrases():
 
 
 class _Content:
-    def __init__(self, docs):
-        self.docs, self.reads = docs, 0
+    def __init__(self, docs, labels=None):
+        self.docs, self.labels, self.reads = docs, labels or {}, 0
+
+    def doc_units(self, workspace, doc_id, modality):
+        assert modality == "page_number"
+        return [Unit(unit_id=f"{doc_id}:n{i}", doc_id=doc_id, page=i + 1, bbox=(0, 0, 1, 1),
+                     modality="page_number", text=t)
+                for i, t in enumerate(self.labels.get((workspace, doc_id), []))]
 
     def doc_chunks(self, workspace, doc_id=None):
         self.reads += 1
@@ -39,3 +45,31 @@ def test_checker_scopes_to_documents_and_caches_their_vocabulary():
     assert chk.unmentioned(q, "w", ["a", "b"]) == []
     assert chk.unmentioned(q, "w", None) == []  # unscoped: absence proves nothing
     assert chk.unmentioned(q, "other", ["a"]) == ["boeing", "2023"]  # workspaces are separate
+
+
+def test_pages_beyond_the_document_and_unlabelled_figures_are_out_of_scope():
+    content = _Content({("w", "p"): ["Figure 1: the pipeline. Fig. 2 shows recall.",
+                                     "Table 3 lists 100 datasets."]}, {("w", "p"): ["6985"]})
+    chk = ScopeChecker(content)
+    assert chk.unmentioned("How many figures are in pages 100-120?", "w", ["p"]) == ["page 100"]
+    assert chk.unmentioned("What is on page one?", "w", ["p"]) == []
+    assert chk.unmentioned("What does page 6985 show?", "w", ["p"]) == []  # a printed number
+    assert chk.unmentioned("What does page 6986 show?", "w", ["p"]) == ["page 6986"]
+    assert chk.unmentioned("In Figure 2 and Figure 7, which is higher?", "w", ["p"]) == \
+        ["figure 7"]
+    assert chk.unmentioned("Which row of Table 3 is largest? And table 4?", "w", ["p"]) == \
+        ["table 4"]
+
+
+def test_metric_names_defined_acronyms_placeholders_and_typos_are_not_missing_names():
+    content = _Content({("w", "n"): ["Netflix, Inc. reported after tax income and current "
+                                     "liabilities for 2015. Activision is not mentioned."]})
+    chk = ScopeChecker(content)
+    for q in ["What is the FY2015 EBITDA margin of Netflix?",
+              "What is Netflix's days payable outstanding (DPO) in FY2015?",
+              "Format the date as YYYY-MM-DD.",
+              "What is the after-tax income of Neflix in 2015?",  # typo, hyphen variant
+              "What were the current Liabilitiesfor Netfilx in FY 2015?"]:
+        assert chk.unmentioned(q, "w", ["n"]) == [], q
+    assert chk.unmentioned("How much did Boeing earn in 2015?", "w", ["n"]) == ["boeing"]
+    assert chk.unmentioned("What did Nexflux earn?", "w", ["n"]) == ["nexflux"]  # two edits

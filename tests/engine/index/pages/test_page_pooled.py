@@ -1,0 +1,55 @@
+"""In-memory pooled prefilter: agrees with exact MaxSim, respects scope, follows writes."""
+from __future__ import annotations
+
+import numpy as np
+from pages_data import clustered_pages, fill, queries_from
+
+from docray.engine.index.pages import PageStore
+from docray.engine.index.pages.pooled import PooledPrefilter
+from docray.engine.retrieve.pages import PageSearcher
+
+
+def _store(tmp_path, docs):
+    store = PageStore(tmp_path / "pages", dim=64, dtype="int8")
+    fill(store, docs)
+    fill(store, {"x-0": docs["doc-0"]}, workspace="other")
+    return store
+
+
+def test_prefilter_top10_agrees_with_exact_search(tmp_path):
+    docs = clustered_pages(60, 5, 64, seed=21)  # 300 pages in "ws"
+    store = _store(tmp_path, docs)
+    exact, fast = PageSearcher(store), PageSearcher(store, PooledPrefilter(store, 60, 100))
+    overlaps = []
+    for q in queries_from(docs, 16, n_tok=16, seed=4):
+        a = exact.search_tokens(q, "ws", None, 10)
+        b = fast.search_tokens(q, "ws", None, 10)
+        assert all(page[0].startswith("doc-") for page, _ in b)  # never the other workspace
+        overlaps.append(len({p for p, _ in a} & {p for p, _ in b}) / 10)
+    assert np.mean(overlaps) >= 0.9, overlaps
+    top = fast.search_tokens(queries_from(docs, 1, seed=9)[0], "ws", None, 1)
+    assert top and top[0][1] == exact.search_tokens(queries_from(docs, 1, seed=9)[0], "ws",
+                                                    None, 1)[0][1]  # exact scores, not pooled
+
+
+def test_small_selections_scan_exactly_and_scope_holds(tmp_path):
+    docs = clustered_pages(30, 5, 64, seed=3)
+    store = _store(tmp_path, docs)
+    pf = PooledPrefilter(store, n=40, threshold=100)
+    q = queries_from(docs, 1, seed=5)[0]
+    assert pf.candidates(q, "ws", ["doc-1", "doc-2"]) is None  # 10 pages: exact
+    keys = pf.candidates(q, "ws", None)  # 150 pages > threshold: 40 candidates
+    assert len(keys) == 40 and all(k.startswith("ws:") for k in keys)
+
+
+def test_prefilter_sees_pages_written_and_deleted_after_it_was_built(tmp_path):
+    docs = clustered_pages(30, 5, 64, seed=8)
+    store = _store(tmp_path, docs)
+    pf = PooledPrefilter(store, n=20, threshold=50)
+    pf.warm()
+    new = clustered_pages(1, 3, 64, seed=99)["doc-0"]
+    store.add_pages("ws", "late", new)
+    q = new[1][1][:12]  # tokens of the new page itself
+    assert any(k.startswith("ws:late:") for k in pf.candidates(q, "ws", None))
+    store.delete_doc("ws", "late")
+    assert not any(k.startswith("ws:late:") for k in pf.candidates(q, "ws", None))
