@@ -122,7 +122,9 @@ class PageIndexConfig(_Strict):
         "pages than this is prefiltered: pooled page vectors (mean + centroids, in memory) "
         "pick `prefilter_pages` candidates for exact MaxSim. Smaller selections scan exactly.")
     prefilter_pages: int = Field(384, ge=1, description="Candidates kept by the prefilter.")
-    centroids_per_page: int = Field(4, ge=0)
+    centroids_per_page: int = Field(
+        32, ge=0, description="k-means centroids per page for the prefilter (plus the mean). "
+        "4 lost 1.1 points of open R@5 on qa.jsonl; 32 lost none (p95 −30%).")
 
 
 class IngestConfig(_Strict):
