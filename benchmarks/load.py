@@ -74,17 +74,22 @@ def qa_questions(path: Path, n: int) -> list[dict]:
 
 def autoscale_summary(rows: list[dict], steps: list[dict], t0: float,
                       cooldown_start: float) -> dict:
-    """For the deployment that scaled highest: seconds from the load step during which
-    it first went above its starting replicas, and whether it came back down in the
-    cool-down."""
+    """For the busiest deployment — the first to go above its starting replicas: seconds
+    from the start of the load step during which it scaled up, and how long after the
+    load ended it was back to its starting replicas."""
     names = sorted({k for r in rows for k in r if k != "t"})
     if not rows or not names:
         return {}
-    name = max(names, key=lambda n: (max(r.get(n, 0) for r in rows), n))
-    start = rows[0].get(name, 0)
-    up = next((r for r in rows if r.get(name, 0) > start), None)
+
+    def first_up(name: str):
+        return next((r for r in rows if r.get(name, 0) > rows[0].get(name, 0)), None)
+
+    scaled = [n for n in names if first_up(n)]
+    name = min(scaled, key=lambda n: first_up(n)["t"]) if scaled else names[0]
+    start, up = rows[0].get(name, 0), first_up(name)
     out = {"deployment": name, "start_replicas": start,
-           "max_replicas": max(r.get(name, 0) for r in rows)}
+           "max_replicas": max(r.get(name, 0) for r in rows),
+           "scaled": {n: max(r.get(n, 0) for r in rows) for n in scaled}}
     if up:
         step = max((s for s in steps if s["start_s"] - t0 <= up["t"]),
                    key=lambda s: s["start_s"], default=steps[0])

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from docray.engine.errors import ConfigError
 
@@ -40,8 +40,18 @@ class StageSettings(_Strict):
     memory_mb: int | None = Field(None, ge=1)
     max_ongoing_requests: int = Field(8, ge=1, description="Concurrent requests per replica.")
     max_queued_requests: int = Field(32, ge=-1, description="Queue cap; -1 is unbounded.")
+    access_log: bool | None = Field(None, description="Serve's per-request log line in this "
+                                    "stage's replica log; default: the ingress only (a query "
+                                    "crosses six stages, six lines and file appends each).")
 
-    def deployment_options(self) -> dict[str, Any]:
+    @field_validator("max_queued_requests")
+    @classmethod
+    def _queue_cap(cls, v: int) -> int:
+        if v == 0:
+            raise ValueError("must be -1 (no limit) or at least 1 (Serve refuses 0)")
+        return v
+
+    def deployment_options(self, stage: str = "") -> dict[str, Any]:
         actor: dict[str, Any] = {"num_cpus": self.num_cpus}
         if self.num_gpus:
             actor["num_gpus"] = self.num_gpus
@@ -49,7 +59,10 @@ class StageSettings(_Strict):
             actor["memory"] = self.memory_mb * (1 << 20)
         opts: dict[str, Any] = {"ray_actor_options": actor,
                                 "max_ongoing_requests": self.max_ongoing_requests,
-                                "max_queued_requests": self.max_queued_requests}
+                                "max_queued_requests": self.max_queued_requests,
+                                "logging_config": {"enable_access_log": self.access_log
+                                                   if self.access_log is not None
+                                                   else stage == "ingress"}}
         if self.autoscaling is not None:
             opts["autoscaling_config"] = self.autoscaling.model_dump(exclude_none=True)
         else:

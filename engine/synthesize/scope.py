@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from functools import cached_property
 
 from docray.engine.retrieve.query import STOP
 
@@ -122,15 +123,20 @@ class Vocabulary:
     def __init__(self, texts: list[str], last_page: int | None = None,
                  page_labels: set[int] | None = None):
         self.text = "\n".join(texts).lower()
-        self.words = {normalise(t) for t in _DTOK.findall(self.text)}
-        self.words.update(_YEAR.findall(self.text))
         self.last_page, self.page_labels = last_page, page_labels or set()
+
+    @cached_property
+    def words(self) -> set[str]:
+        """Built on first need: most terms are settled by a substring test of the text."""
+        words = {normalise(t) for t in _DTOK.findall(self.text)}
+        words.update(_YEAR.findall(self.text))
+        return words
 
     def mentions(self, term: str) -> bool:
         """Said as such, with a space or nothing for a hyphen ("after-tax"), as two words
         run together ("liabilitiesfor"), or misspelt by one edit in a long name
         ("Neflix", "Activsion")."""
-        if term in self.words or term in self.text:
+        if term in self.text or term in self.words:
             return True
         if "-" in term and (term.replace("-", " ") in self.text
                             or term.replace("-", "") in self.words):
@@ -165,11 +171,10 @@ class ScopeChecker:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        chunks = self.content.doc_chunks(workspace, doc_id)
+        texts, last_page = self.content.doc_texts(workspace, doc_id)
         labels = {int(m) for u in self.content.doc_units(workspace, doc_id, "page_number")
                   for m in re.findall(r"\d{1,6}", u.text or "")}
-        vocab = Vocabulary([c.text for c in chunks],
-                           max((p for c in chunks for p in c.pages), default=None), labels)
+        vocab = Vocabulary(texts, last_page, labels)
         self._cache[key] = vocab
         if len(self._cache) > self.max_docs:
             self._cache.popitem(last=False)

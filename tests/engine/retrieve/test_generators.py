@@ -117,3 +117,11 @@ def test_stored_rerank_uses_saved_chunk_tokens_and_falls_back(tmp_path):
                         "steel anvils")
     assert fb == pytest.approx(LateInteractionReranker(enc).score(
         "steel anvils", ["cats and dogs", "anvils of steel"]))
+
+
+def test_content_store_doc_texts_and_page_number_units(content):
+    texts, last = content.doc_texts("ws", "d1")
+    assert sorted(texts) == ["Acme sells anvils.", "Anvils are made of steel."] and last == 2
+    assert content.doc_texts("other", "d1") == ([], None)
+    assert content.doc_units("ws", "d1", "page_number") == []
+    assert [u.unit_id for u in content.doc_units("ws", "d1", "text")] == ["d1:p1:u0", "d1:p2:u1"]

@@ -1,7 +1,7 @@
 """Scope check: a question naming what its document never mentions is not answerable."""
 from __future__ import annotations
 
-from docray.engine.model import Chunk, Unit
+from docray.engine.model import Unit
 from docray.engine.synthesize.scope import ScopeChecker, Vocabulary, specific_terms
 
 
@@ -28,11 +28,10 @@ class _Content:
                      modality="page_number", text=t)
                 for i, t in enumerate(self.labels.get((workspace, doc_id), []))]
 
-    def doc_chunks(self, workspace, doc_id=None):
+    def doc_texts(self, workspace, doc_id):
         self.reads += 1
-        return [Chunk(chunk_id=f"{doc_id}-{i}", doc_id=doc_id, text=t, pages=[1],
-                      modality="text", unit_ids=[])
-                for i, t in enumerate(self.docs.get((workspace, doc_id), []))]
+        texts = self.docs.get((workspace, doc_id), [])
+        return texts, len(texts) or None  # one page per text
 
 
 def test_checker_scopes_to_documents_and_caches_their_vocabulary():
