@@ -104,6 +104,8 @@ class QueryService:
 
     async def retrieve(self, question: str, ws: str, doc: str | None = None,
                        mode: str = "hybrid", top_k: int = 5):
+        """(passages, pages, timings, doc_ids): ``doc`` resolved once, for the scope check
+        too."""
         t: dict[str, float] = {}
         t0 = time.perf_counter()
         doc_ids = await asyncio.to_thread(self.resolve_doc, ws, doc)
@@ -127,17 +129,16 @@ class QueryService:
         pages = page_ranking(ranked, cpages)
         pages += [p for p, _ in results.get("page", []) if p not in set(pages)]
         passages = await asyncio.to_thread(self.fuser.passages, ws, ranked, chunks, top_k)
-        return passages, pages, t
+        return passages, pages, t, doc_ids
 
-    async def _out_of_scope(self, question: str, ws: str, doc: str | None, passages):
-        doc_ids = await asyncio.to_thread(self.resolve_doc, ws, doc)
+    async def _out_of_scope(self, question: str, ws: str, doc_ids, passages):
         return await asyncio.to_thread(self.fuser.out_of_scope, question, ws, doc_ids, passages)
 
     async def query(self, question: str, ws: str, doc: str | None = None, mode: str = "hybrid",
                     top_k: int = 5) -> dict[str, Any]:
         t0 = time.perf_counter()
-        passages, _, t = await self.retrieve(question, ws, doc, mode, top_k)
-        answer = await self._out_of_scope(question, ws, doc, passages)
+        passages, _, t, doc_ids = await self.retrieve(question, ws, doc, mode, top_k)
+        answer = await self._out_of_scope(question, ws, doc_ids, passages)
         answer = answer or await self._stage("synthesis", self.stages.answer(question, passages), t)
         t["total"] = time.perf_counter() - t0
         return answer_json(answer, t)
@@ -146,9 +147,9 @@ class QueryService:
                      mode: str = "hybrid", top_k: int = 5) -> AsyncIterator[dict[str, Any]]:
         """Yields ``{"token": str}`` events, then one ``{"evidence": [...], "timings"}``."""
         t0 = time.perf_counter()
-        passages, _, t = await self.retrieve(question, ws, doc, mode, top_k)
+        passages, _, t, doc_ids = await self.retrieve(question, ws, doc, mode, top_k)
         s = time.perf_counter()
-        refusal = await self._out_of_scope(question, ws, doc, passages)
+        refusal = await self._out_of_scope(question, ws, doc_ids, passages)
         tokens = (_once(refusal.answer) if refusal else
                   self.stages.stream(question, passages)).__aiter__()
         while True:

@@ -38,25 +38,22 @@ class PooledPrefilter:
             return
         rows, owner, keys, ws, docs = [], [], [], [], []
         for view in views:
-            for i in np.nonzero(view.live & (view.lengths > 0))[0]:
-                ref = view.refs[i]
-                pooled = self._cache.get(ref.key)
+            idx = np.nonzero(view.live & (view.lengths > 0))[0]
+            keys += view.keys[idx].tolist()
+            ws.append(view.workspaces[idx])
+            docs.append(view.docs[idx])
+            for i, key in zip(idx, view.keys[idx]):
+                pooled = self._cache.get(key)
                 if pooled is None:
-                    a, n = int(view.starts[i]), int(view.lengths[i])
-                    tok = view.tokens[a:a + n].float()  # (n_tok, dim)
-                    if view.scales is not None:
-                        tok = tok * view.scales[a:a + n, None]
-                    pooled = pool_page(tok, self.n_centroids)  # (1 + c, dim)
-                owner.extend([len(keys)] * len(pooled))
+                    pooled = pool_page(view.page_tokens(i), self.n_centroids)  # (1 + c, dim)
+                owner.extend([len(rows)] * len(pooled))
                 rows.append(pooled)
-                keys.append(ref.key)
-                ws.append(ref.workspace)
-                docs.append(ref.doc_id)
         self._cache = dict(zip(keys, rows))  # drops deleted pages
-        dim = self.store.dim
-        self._matrix = torch.cat(rows) if rows else torch.zeros(0, dim)  # (n_rows, dim)
+        self._matrix = torch.cat(rows) if rows else torch.zeros(0, self.store.dim)  # (n_rows, dim)
         self._owner = torch.tensor(owner, dtype=torch.long)  # (n_rows,)
-        self._keys, self._ws, self._docs = keys, np.array(ws), np.array(docs)
+        self._keys = keys
+        self._ws = np.concatenate(ws) if ws else np.array([], dtype=object)  # (n_pages,)
+        self._docs = np.concatenate(docs) if docs else np.array([], dtype=object)
         self._built_for = views
         logger.info("pooled prefilter: %d pages, %d rows", len(keys), len(self._matrix))
 

@@ -21,7 +21,7 @@ import logging
 import pathlib
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -65,14 +65,20 @@ class _ShardView:
     live: np.ndarray  # (n_pages,) bool
     refs: list[PageRef]
     ids: np.ndarray  # (n_pages,) catalog row ids
-    workspaces: np.ndarray = None  # (n_pages,) str, for vectorised selection
-    docs: np.ndarray = None  # (n_pages,) str
-    keys: np.ndarray = None  # (n_pages,) str page keys
+    workspaces: np.ndarray = field(init=False)  # (n_pages,) str, for vectorised selection
+    docs: np.ndarray = field(init=False)  # (n_pages,) str
+    keys: np.ndarray = field(init=False)  # (n_pages,) str page keys
 
     def __post_init__(self) -> None:
         self.workspaces = np.array([r.workspace for r in self.refs], dtype=object)
         self.docs = np.array([r.doc_id for r in self.refs], dtype=object)
         self.keys = np.array([r.key for r in self.refs], dtype=object)
+
+    def page_tokens(self, i: int) -> torch.Tensor:
+        """Page ``i``'s tokens in fp32 (n_tok, dim), int8 rows rescaled."""
+        a, n = int(self.starts[i]), int(self.lengths[i])
+        tok = self.tokens[a:a + n].float()
+        return tok if self.scales is None else tok * self.scales[a:a + n, None]
 
 
 def _merge_runs(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
@@ -181,20 +187,17 @@ class PageStore:
         q = self._query(query)  # (n_q, dim)
         self.refresh()
         if self._key_index is None:
-            self._key_index = {ref.key: (v, i) for v, view in enumerate(self._views)
-                               for i, ref in enumerate(view.refs) if view.live[i]}
+            self._key_index = {key: (v, i) for v, view in enumerate(self._views)
+                               for i, key in enumerate(view.keys) if view.live[i]}
         out: dict[str, float] = {}
         for key in keys:
             loc = self._key_index.get(key)
             if loc is None:
                 continue
             view = self._views[loc[0]]
-            a, n = int(view.starts[loc[1]]), int(view.lengths[loc[1]])
-            if n == 0:
+            if view.lengths[loc[1]] == 0:
                 continue
-            tok = view.tokens[a:a + n].float()  # (n_tok, dim)
-            if view.scales is not None:
-                tok = tok * view.scales[a:a + n, None]
+            tok = view.page_tokens(loc[1])  # (n_tok, dim)
             out[key] = float((q @ tok.T).max(dim=1).values.sum())  # (n_q, n_tok) -> scalar
         return out
 
@@ -327,9 +330,7 @@ class PageStore:
         for view in self._views:
             for i in np.nonzero(view.live)[0]:
                 if workspace is None or view.refs[i].workspace == workspace:
-                    a, n = int(view.starts[i]), int(view.lengths[i])
-                    tok = view.tokens[a:a + n].float()  # (n_tok, dim)
-                    yield view.refs[i], tok if view.scales is None else tok * view.scales[a:a + n, None]
+                    yield view.refs[i], view.page_tokens(i)
 
     def search(
         self, query: Array, k: int = 10, workspace: Optional[str] = None, doc_ids: Optional[Iterable[str]] = None
