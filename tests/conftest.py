@@ -1,4 +1,4 @@
-"""Session-wide fixtures: corpus location, and one local Ray cluster per session."""
+"""Session-wide fixtures: corpus location, one local Ray cluster, one MiniLM load."""
 from __future__ import annotations
 
 import os
@@ -30,3 +30,12 @@ def ray_cluster():
                  log_to_driver=False, configure_logging=False)
     yield ray
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """One load of the bundled MiniLM for every test that needs the real encoder (~8 s)."""
+    from docray.engine.config import TextEncoderConfig
+    from docray.engine.embed.minilm import MiniLMEncoder
+
+    return MiniLMEncoder(TextEncoderConfig(batch_size=4))

@@ -110,6 +110,15 @@ class ContentStore:
                                 "AND modality=?", (workspace, doc_id, modality))
         return [Unit.model_validate_json(b) for (b,) in rows]
 
+    def first_title(self, workspace: str, doc_id: str) -> Unit | None:
+        """The document's first title with text, in reading order (it names the document
+        in every chunk's index text)."""
+        row = self._db.execute(
+            "SELECT body FROM units WHERE workspace=? AND doc_id=? AND modality='title' "
+            "AND TRIM(json_extract(body, '$.text')) != '' ORDER BY rowid LIMIT 1",
+            (workspace, doc_id)).fetchone()
+        return Unit.model_validate_json(row[0]) if row else None
+
     def count(self, workspace: str, doc_id: str | None = None) -> dict[str, int]:
         out = {}
         for table in ("units", "chunks"):

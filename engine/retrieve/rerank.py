@@ -89,10 +89,9 @@ class StoredLateInteractionReranker:
 
     def score_chunks(self, q: np.ndarray, workspace: str, chunk_ids: list[str],
                      texts: list[str], question: str) -> list[float]:
-        from docray.engine.index.pages.catalog import page_key
+        from docray.engine.index.pages.catalog import chunk_key
 
-        keys = [page_key(workspace, c.rsplit(":c", 1)[0], int(c.rsplit(":c", 1)[1]))
-                for c in chunk_ids]
+        keys = [chunk_key(workspace, c) for c in chunk_ids]
         found = self.store.score_keys(q, keys) if len(q) else {}
         if len(found) < len(keys):
             return self.fallback.score(question, texts)

@@ -5,11 +5,15 @@ otherwise the best sentence (keyword overlap plus, when an encoder is given, Min
 similarity), narrowed to its number when the question asks for an amount. Confidence
 combines the retrieval score and the match strength; below the calibrated threshold
 the answer is an explicit abstention.
+
+The MiniLM similarity needs a vector per candidate sentence: with ``spans``
+(:class:`~docray.engine.synthesize.spans.StoredSpans`) they are pooled from the chunk
+token vectors stored at ingest, and only sentences without stored tokens are encoded.
 """
 from __future__ import annotations
 
 import re
-from typing import AsyncIterator
+from typing import AsyncIterator, NamedTuple
 
 import numpy as np
 
@@ -47,17 +51,31 @@ def _number_near(sentence: str, kw: set[str]) -> str | None:
     return best.group(0).strip()
 
 
+class _Cand(NamedTuple):
+    strength: float
+    text: str  # what the answer shows
+    idx: int  # passage index
+    cell: str | None  # the cell value, for table answers
+    span: str  # the text of the chunk it stands on (the sentence, or the cell's table line)
+
+
+def _cell_line(chunk_text: str, row: str, value: str) -> str:
+    """The line of a table chunk's text that holds this row's value ("" if none)."""
+    return next((ln for ln in chunk_text.split("\n") if row in ln and value in ln), "")
+
+
 class ExtractiveAnswerer:
     name = "extractive"
 
-    def __init__(self, threshold: float = 0.3, encoder=None):
+    def __init__(self, threshold: float = 0.3, encoder=None, spans=None, encode_query=None):
         self.threshold, self.encoder = threshold, encoder
+        self.spans, self.encode_query = spans, encode_query
 
     def _candidates(self, question: str, passages: list[Passage]):
         plan = analyze(question)
         kw = {t for k in plan.keywords for t in _toks(k)}
         top = max((p.score for p in passages), default=1.0) or 1.0
-        out = []  # (strength, text, passage index, is_cell)
+        out: list[_Cand] = []
         wants_number = bool(_NUMQ.search(question))
         for i, p in enumerate(passages):
             rel = p.score / top
@@ -67,33 +85,50 @@ class ExtractiveAnswerer:
                     hit = best_cell(u.table, plan.keywords, plan.years)
                     if hit and hit.score > 0.15:
                         text = f"{hit.text} ({hit.row} — {hit.column})".strip()
-                        out.append((min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i, hit.text))
+                        out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i,
+                                         hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
             for s in sentences(p.chunk.text):
                 if s in headings:
                     continue
                 ov = _overlap(kw, s)
                 if ov > 0:
                     bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0
-                    out.append((min(1.0, ov * bonus) * rel, s, i, None))
+                    out.append(_Cand(min(1.0, ov * bonus) * rel, s, i, None, s))
         return plan, kw, out
 
-    def _semantic(self, question: str, cands: list) -> list:
+    def _vectors(self, question: str, cands: list[_Cand], passages: list[Passage]):
+        """(question vector (dim,), candidate vectors (n, dim)), encoding only what no
+        stored tokens cover."""
+        vecs: list = [None] * len(cands)
+        if self.spans is not None:
+            vecs = self.spans.vectors(passages, [(c.idx, c.span) for c in cands])
+        qvec = self.encode_query(question)[0] if self.encode_query else None
+        todo = [j for j, v in enumerate(vecs) if v is None]
+        texts = ([] if qvec is not None else [question]) + [cands[j].text[:240] for j in todo]
+        if texts:
+            enc = self.encoder.encode(texts)  # (len(texts), dim)
+            if qvec is None:
+                qvec, enc = enc[0], enc[1:]
+            for j, v in zip(todo, enc):
+                vecs[j] = v
+        return np.asarray(qvec, np.float32), np.stack(vecs).astype(np.float32)
+
+    def _semantic(self, question: str, cands: list[_Cand], passages: list[Passage]) -> list:
         if self.encoder is None or not cands:
             return cands
-        cands = sorted(cands, key=lambda c: -c[0])[:10]
-        texts = [c[1][:240] for c in cands]
-        vecs = self.encoder.encode([question, *texts])  # (1 + n, dim)
-        sims = vecs[1:] @ vecs[0]  # (n,)
-        return [(0.5 * c[0] + 0.5 * max(float(s), 0.0), *c[1:])
-                for c, s in zip(cands, np.asarray(sims))]
+        cands = sorted(cands, key=lambda c: -c.strength)[:10]
+        qvec, vecs = self._vectors(question, cands, passages)
+        sims = vecs @ qvec  # (n,)
+        return [c._replace(strength=0.5 * c.strength + 0.5 * max(float(s), 0.0))
+                for c, s in zip(cands, sims)]
 
     async def answer(self, question: str, passages: list[Passage]) -> Answer:
         plan, kw, cands = self._candidates(question, passages)
-        cands = sorted(self._semantic(question, cands), key=lambda c: -c[0])
+        cands = sorted(self._semantic(question, cands, passages), key=lambda c: -c.strength)
         evidence = to_evidence(passages)
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
-        strength, text, idx, cell = cands[0]
+        strength, text, idx, cell, _ = cands[0]
         if strength < self.threshold:
             return abstain(evidence, strength,
                            f"best evidence match {strength:.2f} is below {self.threshold:.2f}")

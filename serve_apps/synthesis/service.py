@@ -7,6 +7,17 @@ from docray.engine.config import DocrayConfig
 from docray.engine.synthesize import Answer, Passage
 
 
+def _stored_tokens(root):
+    """(chunk token store, content store) of the data dir, or (None, None) before any
+    ingest wrote them: the extractive answerer then encodes its candidate sentences."""
+    from docray.engine.index.content import ContentStore
+    from docray.engine.index.pages import PageStore
+
+    if not (root / "chunk_tokens" / "manifest.json").exists():
+        return None, None
+    return PageStore(root / "chunk_tokens"), ContentStore(root / "content.sqlite")
+
+
 class SynthesisService:
     def __init__(self, cfg: DocrayConfig, encoder=None, answerer=None):
         from pathlib import Path
@@ -16,11 +27,11 @@ class SynthesisService:
         from docray.engine.retrieve.parts import make_answerer
 
         if answerer is None:
+            root = Path(cfg.paths.data_dir)
             encoder = encoder or get_text_encoder(cfg.embed.text)
-            artifacts = ArtifactStore(Path(cfg.paths.data_dir) / "artifacts",
-                                      workspace=cfg.paths.workspace,
+            artifacts = ArtifactStore(root / "artifacts", workspace=cfg.paths.workspace,
                                       max_bytes=int(cfg.synthesize.max_artifact_mb * (1 << 20)))
-            answerer = make_answerer(cfg, encoder, artifacts)
+            answerer = make_answerer(cfg, encoder, artifacts, *_stored_tokens(root))
         self.answerer = answerer
 
     async def answer(self, question: str, passages: list[Passage]) -> Answer:

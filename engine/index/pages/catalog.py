@@ -31,6 +31,16 @@ def page_key(workspace: str, doc_id: str, page_no: int) -> str:
     return f"{quote(workspace, safe='')}:{quote(doc_id, safe='')}:{int(page_no)}"
 
 
+def chunk_key(workspace: str, chunk_id: str) -> str:
+    """Key of a chunk's entry in the chunk-token store (``<doc_id>:c<n>`` → n).
+
+    >>> chunk_key("ws", "d1:c3") == page_key("ws", "d1", 3)
+    True
+    """
+    doc_id, n = chunk_id.rsplit(":c", 1)
+    return page_key(workspace, doc_id, int(n))
+
+
 class Catalog:
     """Thin typed wrapper over the SQLite file; every method is one statement or transaction."""
 

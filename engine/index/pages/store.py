@@ -180,26 +180,32 @@ class PageStore:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+    def _locate(self, keys: Sequence[str]) -> dict[str, tuple["_ShardView", int]]:
+        """Live, non-empty entries among ``keys`` → (shard view, row in it)."""
+        self.refresh()
+        if self._key_index is None:
+            self._key_index = {key: (v, i) for v, view in enumerate(self._views)
+                               for i, key in enumerate(view.keys) if view.live[i]}
+        out = {}
+        for key in keys:
+            loc = self._key_index.get(key)
+            if loc is not None and self._views[loc[0]].lengths[loc[1]] > 0:
+                out[key] = (self._views[loc[0]], loc[1])
+        return out
+
     def score_keys(self, query: Array, keys: Sequence[str]) -> dict[str, float]:
         """Exact MaxSim of one query against a few named entries (rerank path: O(len(keys))).
 
         Missing or deleted keys are absent from the result."""
         q = self._query(query)  # (n_q, dim)
-        self.refresh()
-        if self._key_index is None:
-            self._key_index = {key: (v, i) for v, view in enumerate(self._views)
-                               for i, key in enumerate(view.keys) if view.live[i]}
-        out: dict[str, float] = {}
-        for key in keys:
-            loc = self._key_index.get(key)
-            if loc is None:
-                continue
-            view = self._views[loc[0]]
-            if view.lengths[loc[1]] == 0:
-                continue
-            tok = view.page_tokens(loc[1])  # (n_tok, dim)
-            out[key] = float((q @ tok.T).max(dim=1).values.sum())  # (n_q, n_tok) -> scalar
-        return out
+        return {key: float((q @ view.page_tokens(i).T).max(dim=1).values.sum())  # scalar
+                for key, (view, i) in self._locate(keys).items()}
+
+    def entry_tokens(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored token vectors of a few named entries, fp32 (n_tok, dim) each.
+
+        Missing, empty or deleted keys are absent from the result."""
+        return {key: view.page_tokens(i).numpy() for key, (view, i) in self._locate(keys).items()}
 
     def close(self) -> None:
         self._views = []

@@ -14,12 +14,12 @@ the chunks that lie on it (capped at ``embed.page.max_tokens``). Other page enco
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import numpy as np
 
 from docray.engine.config import DocrayConfig
+from docray.engine.index.index_text import doc_label, index_text
 from docray.engine.ingest.stages import failed, stage
 from docray.engine.model import Chunk, Document
 
@@ -96,31 +96,6 @@ def graph_vectors(graph: dict[str, Any], encoder) -> dict[str, Any]:
             "relation_ids": [f"{e['src']}|{e['type']}|{e['dst']}" for e in rels],
             "relation_texts": rel_texts,
             "relation_vecs": np.asarray(vecs[len(ents):], np.float32)}
-
-
-_HASHY = re.compile(r"^[0-9a-f]{16,}$")
-
-
-def doc_label(doc: Document) -> str:
-    """Words that name the document (file stem unless it is a hash, plus its first title):
-    questions name companies and reports that the chunks themselves rarely repeat.
-
-    >>> from docray.engine.model import Document
-    >>> doc_label(Document(doc_id="d", source="x", filename="3M_2018_10K.pdf"))
-    '3M 2018 10K'
-    """
-    stem = re.sub(r"[_\-]+", " ", doc.filename.rsplit(".", 1)[0]).strip()
-    parts = [] if _HASHY.match(stem.replace(" ", "").lower()) else [stem]
-    title = next((u.text for u in doc.units if u.modality == "title" and u.text.strip()), "")
-    if title and title.lower() not in stem.lower():
-        parts.append(title.strip()[:120])
-    return " — ".join(parts)
-
-
-def index_text(label: str, chunk: Chunk) -> str:
-    """What gets embedded and BM25-indexed: document label and heading, then the text."""
-    head = " / ".join([label, *chunk.section[-1:]]).strip(" /")
-    return f"{head}\n{chunk.text}" if head else chunk.text
 
 
 def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encoder=None,
