@@ -6,7 +6,6 @@ to, and the chunk ↔ unit ↔ page links.
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,12 +79,12 @@ class ContentStore:
     def chunks_on_pages(self, workspace: str, pages: Iterable[tuple[str, int]]) -> dict:
         """(doc_id, page) → chunk ids whose pages include it."""
         out: dict[tuple[str, int], list[str]] = {}
-        for doc_id, page in set(pages):
-            rows = self._db.execute(
-                "SELECT chunk_id, body FROM chunks WHERE workspace=? AND doc_id=? "
-                "AND first_page BETWEEN ? AND ?", (workspace, doc_id, page - 3, page)).fetchall()
-            out[(doc_id, page)] = [cid for cid, body in rows
-                                   if page in json.loads(body)["pages"]]
+        for doc_id, page in set(pages):  # SQLite reads the pages array: no body parsed here
+            out[(doc_id, page)] = [cid for (cid,) in self._db.execute(
+                "SELECT chunk_id FROM chunks WHERE workspace=? AND doc_id=? "
+                "AND first_page BETWEEN ? AND ? AND EXISTS "
+                "(SELECT 1 FROM json_each(body, '$.pages') WHERE value = ?)",
+                (workspace, doc_id, page - 3, page, page))]
         return out
 
     def doc_chunks(self, workspace: str, doc_id: str | None = None) -> list[Chunk]:

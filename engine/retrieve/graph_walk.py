@@ -20,6 +20,13 @@ def _in_scope(chunk_id: str, doc_ids: set[str] | None) -> bool:
     return doc_ids is None or chunk_id.split(":", 1)[0] in doc_ids
 
 
+def _touches(node, doc_ids: set[str] | None) -> bool:
+    """Whether any unit of the node can be in scope: a node's units all lie in its own
+    document or, for an entity, in its ``doc_ids`` (so most nodes are skipped whole)."""
+    return doc_ids is None or node.doc_id in doc_ids or \
+        any(d in doc_ids for d in node.attrs.get("doc_ids") or ())
+
+
 class GraphWalker:
     def __init__(self, graph, content, hops: int = 2, top_n: int = 300, max_units: int = 2000):
         self.graph, self.content, self.hops, self.top_n = graph, content, hops, top_n
@@ -43,6 +50,8 @@ class GraphWalker:
         scope = set(doc_ids) if doc_ids else None
         unit_score: dict[str, float] = {}
         for node, score in k_hop_top(self.graph, seeds, self.hops, workspace, self.top_n):
+            if not _touches(node, scope):
+                continue
             for uid in node.unit_ids():  # best node first: the first score seen is the max
                 if uid not in unit_score and _in_scope(uid, scope):
                     unit_score[uid] = score
