@@ -1,6 +1,10 @@
 """Load benchmark of the Serve app: Locust (headless, child process) step load plus an
 overload phase; replicas per deployment polled from serve.status().
 
+The steps are one Locust run with a step shape: the users of a step stay on for the next
+one and the new ones arrive within a second, as in a ramp. Per-step numbers are of the
+requests that started within the step.
+
     python benchmarks/load.py                       # sample corpus, short steps
     python benchmarks/load.py --data .bench/full --workspace bench \
         --serve-config configs/serve/load.yaml --step-seconds 30 --wait 0.5,1.5
@@ -14,7 +18,6 @@ Writes benchmarks/results/load.json and load.png.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
@@ -102,31 +105,60 @@ def autoscale_summary(rows: list[dict], steps: list[dict], t0: float,
     return out
 
 
+def _locust(url: str, env_extra: dict, args: list[str], questions: list, key: str,
+            log: Path, wait: str, csv_prefix: Path) -> list[tuple[int, float, float]]:
+    """Run Locust headless in its own process → (status, latency_ms, start_unix_s) per
+    request, and the test's start time as the first record's (0, 0, start)."""
+    env = dict(os.environ, DOCRAY_BENCH_QUESTIONS=json.dumps(questions),
+               DOCRAY_BENCH_KEY=key, DOCRAY_BENCH_LOG=str(log), DOCRAY_BENCH_WAIT=wait,
+               **env_extra)
+    subprocess.run(["locust", "-f", str(HERE / "locustfile.py"), "--headless", *args,
+                    "--host", url, "--csv", str(csv_prefix), "--only-summary",
+                    "--stop-timeout", "5"], env=env, check=False, capture_output=True)
+    out = []
+    for line in log.read_text().splitlines() if log.exists() else []:
+        a, b = line.split(maxsplit=1)
+        out.append((0, 0.0, float(b)) if a == "start" else
+                   (int(a), float(b.split()[0]), float(b.split()[1])))
+    return out
+
+
+def window_stats(users: int, start: float, seconds: float,
+                 records: list[tuple[int, float, float]]) -> dict:
+    """Stats of the requests that started in [start, start + seconds)."""
+    rows = [(c, ms) for c, ms, t in records if c and start <= t < start + seconds]
+    ok = sorted(ms for c, ms in rows if c == 200)
+    rej = sorted(ms for c, ms in rows if c == 503)
+    codes: dict[str, int] = {}
+    for c, _ in rows:
+        codes[str(c)] = codes.get(str(c), 0) + 1
+    pct = lambda xs, q: round(xs[min(len(xs) - 1, int(q * len(xs)))], 1) if xs else None  # noqa
+    n = len(rows)
+    return {"users": users, "start_s": start, "seconds": seconds, "requests": n,
+            "throughput_rps": round(n / seconds, 2),
+            "error_rate": round((n - len(ok)) / n, 4) if n else 0,
+            "p50_ms": pct(ok, .5), "p95_ms": pct(ok, .95), "p99_ms": pct(ok, .99),
+            "status_counts": codes, "p50_503_ms": pct(rej, .5), "p95_503_ms": pct(rej, .95)}
+
+
+def run_steps(url: str, steps: list[int], seconds: int, questions: list, key: str,
+              tmp: Path, wait: str = "0") -> list[dict]:
+    """The step load as ONE Locust run (a LoadTestShape): users of a step stay for the
+    next, as in a ramp, instead of every step starting from a cold burst of users."""
+    records = _locust(url, {"DOCRAY_BENCH_STEPS": ",".join(map(str, steps)),
+                            "DOCRAY_BENCH_STEP_S": str(seconds)}, [], questions, key,
+                      tmp / "steps.log", wait, tmp / "steps")
+    t0 = next((t for c, _, t in records if c == 0), time.time())
+    return [window_stats(u, t0 + i * seconds, seconds, records) for i, u in enumerate(steps)]
+
+
 def run_locust(url: str, users: int, seconds: int, questions: list, key: str,
                tmp: Path, wait: str = "0") -> dict:
-    prefix, log = tmp / f"u{users}", tmp / f"u{users}.log"
-    env = dict(os.environ, DOCRAY_BENCH_QUESTIONS=json.dumps(questions),
-               DOCRAY_BENCH_KEY=key, DOCRAY_BENCH_LOG=str(log), DOCRAY_BENCH_WAIT=wait)
-    t0 = time.time()
-    subprocess.run(["locust", "-f", str(HERE / "locustfile.py"), "--headless", "-u", str(users),
-                    "-r", str(users), "-t", f"{seconds}s", "--host", url, "--csv", str(prefix),
-                    "--only-summary", "--stop-timeout", "5"], env=env, check=False,
-                   capture_output=True)
-    rows = [r for r in csv.DictReader(open(f"{prefix}_stats.csv")) if r["Name"] == "/v1/query"]
-    r = rows[0] if rows else {}
-    n, fails = int(r.get("Request Count", 0)), int(r.get("Failure Count", 0))
-    codes: dict[str, list[float]] = {}
-    for line in log.read_text().splitlines() if log.exists() else []:
-        code, ms = line.split()
-        codes.setdefault(code, []).append(float(ms))
-    ok = sorted(codes.get("200", []))
-    rej = sorted(codes.get("503", []))
-    pct = lambda xs, q: round(xs[min(len(xs) - 1, int(q * len(xs)))], 1) if xs else None  # noqa
-    return {"users": users, "start_s": t0, "seconds": seconds, "requests": n,
-            "throughput_rps": round(n / seconds, 2), "error_rate": round(fails / n, 4) if n else 0,
-            "p50_ms": pct(ok, .5), "p95_ms": pct(ok, .95), "p99_ms": pct(ok, .99),
-            "status_counts": {c: len(v) for c, v in codes.items()},
-            "p50_503_ms": pct(rej, .5), "p95_503_ms": pct(rej, .95)}
+    """One constant load of ``users`` arriving at once (the overload phase)."""
+    records = _locust(url, {}, ["-u", str(users), "-r", str(users), "-t", f"{seconds}s"],
+                      questions, key, tmp / f"u{users}.log", wait, tmp / f"u{users}")
+    t0 = next((t for c, _, t in records if c == 0), time.time())
+    return window_stats(users, t0, seconds, records)
 
 
 def plot(result: dict, path: Path) -> None:
@@ -190,10 +222,10 @@ def main() -> None:
     poller.start()
     steps = []
     try:
-        for users in [int(u) for u in args.steps.split(",")]:
-            s = run_locust(url, users, args.step_seconds, questions, "", tmp, args.wait)
-            s["t_end"] = round(time.time() - t0, 2)
-            steps.append(s)
+        steps = run_steps(url, [int(u) for u in args.steps.split(",")], args.step_seconds,
+                          questions, "", tmp, args.wait)
+        for s in steps:
+            s["t_end"] = round(s["start_s"] + s["seconds"] - t0, 2)
             print(json.dumps({k: s[k] for k in ("users", "p50_ms", "p95_ms", "throughput_rps",
                                                  "error_rate")}), flush=True)
         capacity = settings.limits.max_inflight

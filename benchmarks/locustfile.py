@@ -4,7 +4,10 @@ Env:
   DOCRAY_BENCH_QUESTIONS  JSON list of questions, each a string or {"question", "doc"}
   DOCRAY_BENCH_KEY        API key (optional)
   DOCRAY_BENCH_WAIT       think time per user in seconds, "0" or "LOW,HIGH" (uniform)
-  DOCRAY_BENCH_LOG        file that gets one "status latency_ms" line per request
+  DOCRAY_BENCH_LOG        file that gets one "status latency_ms start_unix_s" line per
+                          request, after a "start <unix_s>" line when the test starts
+  DOCRAY_BENCH_STEPS      optional step load in one run, e.g. "1,2,4,8": users arrive at
+                          each step and stay (a LoadTestShape); DOCRAY_BENCH_STEP_S long
 
 A user that gets a 503 waits the Retry-After the server sent before asking again, as an
 HTTP client is meant to.
@@ -14,7 +17,7 @@ import os
 import random
 import time
 
-from locust import HttpUser, between, constant
+from locust import HttpUser, LoadTestShape, between, constant, events
 
 QUESTIONS = json.loads(os.environ.get("DOCRAY_BENCH_QUESTIONS", '["What is the revenue?"]'))
 KEY = os.environ.get("DOCRAY_BENCH_KEY", "")
@@ -49,12 +52,27 @@ class QueryUser(HttpUser):
     tasks = [query]
 
 
+_STEPS = [int(u) for u in os.environ.get("DOCRAY_BENCH_STEPS", "").split(",") if u]
+if _STEPS:
+    class StepShape(LoadTestShape):
+        """Users of each step arrive within a second and stay for the next steps."""
+
+        step_s = float(os.environ.get("DOCRAY_BENCH_STEP_S", "30"))
+
+        def tick(self):
+            i = int(self.get_run_time() // self.step_s)
+            return (_STEPS[i], max(1, _STEPS[i])) if i < len(_STEPS) else None
+
+
 _LOG = os.environ.get("DOCRAY_BENCH_LOG")
 if _LOG:
-    from locust import events
+    @events.test_start.add_listener
+    def _started(**_kw):
+        with open(_LOG, "a") as fh:
+            fh.write(f"start {time.time():.3f}\n")
 
     @events.request.add_listener
     def _record(response_time=None, response=None, **_kw):
         code = getattr(response, "status_code", 0)
         with open(_LOG, "a") as fh:
-            fh.write(f"{code} {response_time:.2f}\n")
+            fh.write(f"{code} {response_time:.2f} {time.time() - response_time / 1000:.3f}\n")
