@@ -31,3 +31,26 @@ def get_page_encoder(config: PageEncoderConfig, text_encoder: TextEncoder | None
     if config.backend == "text-tokens":
         return cls(config, text_encoder)
     return cls(config, text_encoder, artifacts=artifacts)
+
+
+class LazyTextEncoder:
+    """A :class:`TextEncoder` that loads on first use: a stage that needs the model only as
+    a fallback (rerank over stored chunk tokens) starts without importing it (~4 s of CPU,
+    paid by every replica the autoscaler adds)."""
+
+    def __init__(self, config: TextEncoderConfig):
+        import threading
+
+        self._config, self._encoder, self._lock = config, None, threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._encoder is not None
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        with self._lock:
+            if self._encoder is None:
+                self._encoder = get_text_encoder(self._config)
+        return getattr(self._encoder, name)

@@ -16,11 +16,12 @@ from docray.engine.config import DocrayConfig
 
 class RerankService:
     def __init__(self, cfg: DocrayConfig, encoder=None):
-        from docray.engine.embed import get_text_encoder
+        from docray.engine.embed import LazyTextEncoder
         from docray.engine.retrieve.parts import make_reranker
 
         self.cfg = cfg
-        self.encoder = encoder or get_text_encoder(cfg.embed.text)
+        # With stored chunk tokens only the fallback re-encodes: load the model then.
+        self.encoder = encoder or LazyTextEncoder(cfg.embed.text)
         self.reranker = make_reranker(cfg, self.encoder, self._chunk_tokens(cfg))
 
     @staticmethod

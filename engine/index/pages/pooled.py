@@ -7,11 +7,15 @@ pooled rows (per query token, the best row of each page; summed), and only the b
 ``n`` pages go on to exact MaxSim over their full token runs. Below ``threshold`` selected
 pages (a question scoped to one document) the exact scan is cheap and the prefilter steps
 aside. Pooled vectors are cached per page key, so a reload after new writes only pools the
-new pages. Agreement with exact search is measured in the tests and benchmarks/maxsim.py.
+new pages, and saved beside the store (``pooled-c<k>.npz``), so a new process — a Serve
+replica the autoscaler adds — loads them instead of pooling every page again (11 s of CPU
+for the full corpus). Agreement with exact search is measured in the tests and
+benchmarks/maxsim.py.
 """
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from typing import Iterable, Optional
 
@@ -32,23 +36,66 @@ class PooledPrefilter:
         self._cache: dict[str, torch.Tensor] = {}
         self._built_for: Optional[list] = None
 
+    @property
+    def cache_path(self):
+        return self.store.path / f"pooled-c{self.n_centroids}.npz"
+
+    def _load(self) -> dict[str, tuple[int, torch.Tensor]]:
+        """Saved pooled vectors: page key → (its token count when pooled, (1 + c, dim))."""
+        try:
+            with np.load(self.cache_path, allow_pickle=False) as z:
+                keys, ntok, counts, rows = z["keys"], z["ntok"], z["counts"], z["rows"]
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, KeyError) as err:  # a torn or foreign file: pool again
+            logger.warning("ignoring pooled cache %s: %s", self.cache_path, err)
+            return {}
+        if rows.ndim != 2 or rows.shape[1] != self.store.dim:
+            return {}
+        mat = torch.from_numpy(rows)  # (n_rows, dim)
+        ends = np.cumsum(counts)
+        return {k: (int(n), mat[e - c:e]) for k, n, c, e in
+                zip(keys.tolist(), ntok.tolist(), counts.tolist(), ends.tolist())}
+
+    def _save(self, keys: list[str], ntok: list[int], rows: list[torch.Tensor]) -> None:
+        tmp = self.cache_path.with_name(f".{self.cache_path.stem}.{os.getpid()}.npz")
+        try:
+            np.savez(tmp, keys=np.array(keys, dtype=str), ntok=np.array(ntok, np.int64),
+                     counts=np.array([len(r) for r in rows], np.int64),
+                     rows=torch.cat(rows).numpy() if rows else np.zeros((0, self.store.dim),
+                                                                          np.float32))
+            os.replace(tmp, self.cache_path)  # atomic: replicas may save at the same time
+        except OSError as err:  # a read-only data dir still serves; it pools per process
+            logger.warning("cannot save pooled cache %s: %s", self.cache_path, err)
+            tmp.unlink(missing_ok=True)
+
     def _build(self) -> None:
         views = self.store._views
         if self._built_for is views:
             return
-        rows, owner, keys, ws, docs = [], [], [], [], []
+        if self._built_for is None:
+            self._cache = self._load()
+        rows, owner, keys, ntoks, ws, docs, pooled_now = [], [], [], [], [], [], 0
         for view in views:
             idx = np.nonzero(view.live & (view.lengths > 0))[0]
             keys += view.keys[idx].tolist()
             ws.append(view.workspaces[idx])
             docs.append(view.docs[idx])
             for i, key in zip(idx, view.keys[idx]):
-                pooled = self._cache.get(key)
-                if pooled is None:
+                n_tok = int(view.lengths[i])
+                cached = self._cache.get(key)
+                if cached is not None and cached[0] == n_tok:
+                    pooled = cached[1]
+                else:
                     pooled = pool_page(view.page_tokens(i), self.n_centroids)  # (1 + c, dim)
+                    pooled_now += 1
                 owner.extend([len(rows)] * len(pooled))
                 rows.append(pooled)
-        self._cache = dict(zip(keys, rows))  # drops deleted pages
+                ntoks.append(n_tok)
+        dropped = len(self._cache) - (len(keys) - pooled_now)  # deleted or re-pooled pages
+        self._cache = {k: (n, r) for k, n, r in zip(keys, ntoks, rows)}
+        if pooled_now or dropped:
+            self._save(keys, ntoks, rows)
         self._matrix = torch.cat(rows) if rows else torch.zeros(0, self.store.dim)  # (n_rows, dim)
         self._owner = torch.tensor(owner, dtype=torch.long)  # (n_rows,)
         self._keys = keys

@@ -89,3 +89,13 @@ def test_cached_texts_encode_each_distinct_text_once(minilm, monkeypatch):
     names.encode(["operating income", "3M"])  # over the cap: the memo restarts
     assert seen[-2:] == ["operating income", "3M"] and len(names._memo) == 2
     assert names.encode([]).shape == (0, 384)
+
+
+def test_lazy_encoder_loads_the_model_on_first_use():
+    from docray.engine.config import TextEncoderConfig
+    from docray.engine.embed import LazyTextEncoder
+
+    lazy = LazyTextEncoder(TextEncoderConfig(batch_size=4))
+    assert not lazy.loaded
+    vecs = lazy.encode(["anvils of steel"])
+    assert lazy.loaded and vecs.shape == (1, lazy.dim) and lazy.dim == 384

@@ -53,3 +53,38 @@ def test_prefilter_sees_pages_written_and_deleted_after_it_was_built(tmp_path):
     assert any(k.startswith("ws:late:") for k in pf.candidates(q, "ws", None))
     store.delete_doc("ws", "late")
     assert not any(k.startswith("ws:late:") for k in pf.candidates(q, "ws", None))
+
+
+def test_a_new_process_loads_the_saved_pooled_vectors(tmp_path, monkeypatch):
+    import docray.engine.index.pages.pooled as pooled_mod
+
+    docs = clustered_pages(30, 5, 64, seed=12)
+    store = _store(tmp_path, docs)
+    first = PooledPrefilter(store, n=20, threshold=50)
+    q = queries_from(docs, 1, seed=2)[0]
+    want = first.candidates(q, "ws", None)
+    assert first.cache_path.exists()
+    calls = []
+    real = pooled_mod.pool_page
+    monkeypatch.setattr(pooled_mod, "pool_page", lambda t, c: calls.append(1) or real(t, c))
+    second = PooledPrefilter(PageStore(tmp_path / "pages"), n=20, threshold=50)
+    assert second.candidates(q, "ws", None) == want and calls == []  # nothing pooled again
+    store.add_pages("ws", "late", clustered_pages(1, 3, 64, seed=99)["doc-0"])
+    third = PooledPrefilter(PageStore(tmp_path / "pages"), n=20, threshold=50)
+    third.warm()
+    assert len(calls) == 3  # only the three new pages
+    store.delete_doc("ws", "late")
+    third.warm()  # the deletion is saved too
+    with np.load(third.cache_path) as z:
+        assert not any(k.startswith("ws:late:") for k in z["keys"].tolist())
+
+
+def test_a_damaged_pooled_cache_is_rebuilt(tmp_path):
+    docs = clustered_pages(20, 5, 64, seed=13)
+    store = _store(tmp_path, docs)
+    pf = PooledPrefilter(store, n=20, threshold=50)
+    pf.cache_path.write_bytes(b"not an npz")
+    q = queries_from(docs, 1, seed=3)[0]
+    assert len(pf.candidates(q, "ws", None)) == 20
+    with np.load(pf.cache_path) as z:
+        assert len(z["keys"]) == 105  # 100 pages in "ws" + 5 in "other", saved afresh
