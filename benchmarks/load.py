@@ -153,9 +153,10 @@ def run_steps(url: str, steps: list[int], seconds: int, questions: list, key: st
 
 
 def run_locust(url: str, users: int, seconds: int, questions: list, key: str,
-               tmp: Path, wait: str = "0") -> dict:
-    """One constant load of ``users`` arriving at once (the overload phase)."""
-    records = _locust(url, {}, ["-u", str(users), "-r", str(users), "-t", f"{seconds}s"],
+               tmp: Path, wait: str = "0", spawn_rate: float | None = None) -> dict:
+    """One load of ``users``, arriving ``spawn_rate`` per second (default: all at once)."""
+    rate = spawn_rate or users
+    records = _locust(url, {}, ["-u", str(users), "-r", f"{rate:g}", "-t", f"{seconds}s"],
                       questions, key, tmp / f"u{users}.log", wait, tmp / f"u{users}")
     t0 = next((t for c, _, t in records if c == 0), time.time())
     return window_stats(users, t0, seconds, records)
@@ -195,6 +196,9 @@ def main() -> None:
     ap.add_argument("--steps", default="1,2,4,8,16,32")
     ap.add_argument("--step-seconds", type=int, default=10)
     ap.add_argument("--overload-factor", type=int, default=10)
+    ap.add_argument("--overload-spawn-rate", type=float, default=20,
+                    help="overload users arriving per second (140 users: all in 7 s); the "
+                         "stats cover the ramp too")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--wait", default="0", help='think time per user: "0" or "LOW,HIGH" s')
@@ -232,7 +236,8 @@ def main() -> None:
         cooldown_start = time.time()
         time.sleep(args.cooldown_seconds)
         over = run_locust(url, capacity * args.overload_factor, args.step_seconds, questions, "",
-                          tmp, args.wait)
+                          tmp, args.wait, args.overload_spawn_rate)
+        over["spawn_rate"] = args.overload_spawn_rate
         over["t_end"] = round(time.time() - t0, 2)
         print(json.dumps(over), flush=True)
     finally:
