@@ -28,19 +28,17 @@ def doc_label(doc: Document) -> str:
     return " — ".join(parts)
 
 
+def index_head(label: str, section: list[str]) -> str:
+    """What precedes the chunk text in its index text: label and heading, then a newline
+    ("" when there is neither).
+
+    >>> index_head("3M 2018 10K", ["Results"]), index_head("", [])
+    ('3M 2018 10K / Results\\n', '')
+    """
+    head = " / ".join([label, *section[-1:]]).strip(" /")
+    return f"{head}\n" if head else ""
+
+
 def index_text(label: str, chunk: Chunk) -> str:
     """What gets embedded and BM25-indexed: document label and heading, then the text."""
-    head = " / ".join([label, *chunk.section[-1:]]).strip(" /")
-    return f"{head}\n{chunk.text}" if head else chunk.text
-
-
-def index_head(label: str, chunk: Chunk) -> str:
-    """The part of :func:`index_text` before the chunk text ("" when there is none).
-
-    >>> from docray.engine.model import Chunk
-    >>> c = Chunk(chunk_id="d:c0", doc_id="d", text="Revenue rose.", section=["Results"])
-    >>> index_head("3M 2018 10K", c), index_text("3M 2018 10K", c)
-    ('3M 2018 10K / Results\\n', '3M 2018 10K / Results\\nRevenue rose.')
-    """
-    text = index_text(label, chunk)
-    return text[: len(text) - len(chunk.text)]
+    return index_head(label, chunk.section) + chunk.text

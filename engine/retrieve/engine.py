@@ -173,7 +173,8 @@ class QueryEngine:
         s = time.perf_counter()
         answer = await asyncio.to_thread(self.p.fuser.out_of_scope, question, workspace,
                                          doc_ids, r.passages)
-        answer = answer or await self.p.answerer.answer(question, r.passages)
+        qvec = self.p.encode_query(question)[0]  # cached: encoded once, in retrieve()
+        answer = answer or await self.p.answerer.answer(question, r.passages, qvec)
         r.timings["synthesize"] = time.perf_counter() - s
         r.timings["total"] = time.perf_counter() - t0
         return QueryResult(answer, r.pages, {k: round(v, 4) for k, v in r.timings.items()})

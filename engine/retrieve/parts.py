@@ -48,7 +48,7 @@ def make_reranker(cfg: DocrayConfig, encoder, chunk_tokens=None):
 
 
 def make_answerer(cfg: DocrayConfig, encoder=None, artifacts=None, chunk_tokens=None,
-                  content=None, encode_query=None):
+                  content=None):
     """The configured answerer. The extractive one pools sentence vectors from the stored
     chunk tokens when given them (and the content store for document labels)."""
     s = cfg.synthesize
@@ -61,9 +61,7 @@ def make_answerer(cfg: DocrayConfig, encoder=None, artifacts=None, chunk_tokens=
 
     spans = (StoredSpans.open(chunk_tokens, content, encoder)
              if encoder is not None and content is not None else None)
-    if encoder is not None and encode_query is None:
-        encode_query = make_query_encoder(encoder)
-    return ExtractiveAnswerer(s.abstain_threshold, encoder, spans, encode_query)
+    return ExtractiveAnswerer(s.abstain_threshold, encoder, spans)
 
 
 def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
@@ -80,11 +78,10 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
         row = stores.catalog.get(workspace, doc_id)
         return row["filename"] if row else doc_id
 
-    encode_query = make_query_encoder(encoder)
     chunk_tokens = getattr(stores, "chunk_tokens", None)
-    return Parts(encode_query=encode_query, dense=DenseSearcher(stores.dense),
+    return Parts(encode_query=make_query_encoder(encoder), dense=DenseSearcher(stores.dense),
                  graph=GraphWalker(stores.graph, stores.content, cfg.retrieve.graph_hops),
                  pages=page_searcher(cfg, stores.pages), fuser=Fuser(cfg, stores.content, filename),
                  reranker=make_reranker(cfg, encoder, chunk_tokens),
                  answerer=make_answerer(cfg, encoder, stores.artifacts(cfg.paths.workspace),
-                                        chunk_tokens, stores.content, encode_query))
+                                        chunk_tokens, stores.content))

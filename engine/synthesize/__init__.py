@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Protocol, runtime_checkable
 
+import numpy as np
+
 from docray.engine.model import Chunk, Evidence, Unit
 
 
@@ -29,8 +31,13 @@ class Answer:
 
 @runtime_checkable
 class Answerer(Protocol):
+    """``qvec``: the question's text vector (dim,) when the caller already has it (the
+    query path encodes the question once); answerers that need it encode it otherwise."""
+
     name: str
 
-    async def answer(self, question: str, passages: list[Passage]) -> Answer: ...
+    async def answer(self, question: str, passages: list[Passage],
+                     qvec: np.ndarray | None = None) -> Answer: ...
 
-    def stream(self, question: str, passages: list[Passage]) -> AsyncIterator[str]: ...
+    def stream(self, question: str, passages: list[Passage],
+               qvec: np.ndarray | None = None) -> AsyncIterator[str]: ...

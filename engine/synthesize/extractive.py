@@ -67,9 +67,8 @@ def _cell_line(chunk_text: str, row: str, value: str) -> str:
 class ExtractiveAnswerer:
     name = "extractive"
 
-    def __init__(self, threshold: float = 0.3, encoder=None, spans=None, encode_query=None):
-        self.threshold, self.encoder = threshold, encoder
-        self.spans, self.encode_query = spans, encode_query
+    def __init__(self, threshold: float = 0.3, encoder=None, spans=None):
+        self.threshold, self.encoder, self.spans = threshold, encoder, spans
 
     def _candidates(self, question: str, passages: list[Passage]):
         plan = analyze(question)
@@ -96,13 +95,12 @@ class ExtractiveAnswerer:
                     out.append(_Cand(min(1.0, ov * bonus) * rel, s, i, None, s))
         return plan, kw, out
 
-    def _vectors(self, question: str, cands: list[_Cand], passages: list[Passage]):
-        """(question vector (dim,), candidate vectors (n, dim)), encoding only what no
-        stored tokens cover."""
+    def _vectors(self, question: str, cands: list[_Cand], passages: list[Passage], qvec):
+        """(question vector (dim,), candidate vectors (n, dim)), encoding only what the
+        caller's ``qvec`` and the stored tokens do not cover."""
         vecs: list = [None] * len(cands)
         if self.spans is not None:
             vecs = self.spans.vectors(passages, [(c.idx, c.span) for c in cands])
-        qvec = self.encode_query(question)[0] if self.encode_query else None
         todo = [j for j, v in enumerate(vecs) if v is None]
         texts = ([] if qvec is not None else [question]) + [cands[j].text[:240] for j in todo]
         if texts:
@@ -113,18 +111,21 @@ class ExtractiveAnswerer:
                 vecs[j] = v
         return np.asarray(qvec, np.float32), np.stack(vecs).astype(np.float32)
 
-    def _semantic(self, question: str, cands: list[_Cand], passages: list[Passage]) -> list:
+    def _semantic(self, question: str, cands: list[_Cand], passages: list[Passage],
+                  qvec) -> list:
         if self.encoder is None or not cands:
             return cands
         cands = sorted(cands, key=lambda c: -c.strength)[:10]
-        qvec, vecs = self._vectors(question, cands, passages)
+        qvec, vecs = self._vectors(question, cands, passages, qvec)
         sims = vecs @ qvec  # (n,)
         return [c._replace(strength=0.5 * c.strength + 0.5 * max(float(s), 0.0))
                 for c, s in zip(cands, sims)]
 
-    async def answer(self, question: str, passages: list[Passage]) -> Answer:
+    async def answer(self, question: str, passages: list[Passage],
+                     qvec: np.ndarray | None = None) -> Answer:
         plan, kw, cands = self._candidates(question, passages)
-        cands = sorted(self._semantic(question, cands, passages), key=lambda c: -c.strength)
+        cands = sorted(self._semantic(question, cands, passages, qvec),
+                       key=lambda c: -c.strength)
         evidence = to_evidence(passages)
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
@@ -138,7 +139,8 @@ class ExtractiveAnswerer:
         return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
                       citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}")
 
-    async def stream(self, question: str, passages: list[Passage]) -> AsyncIterator[str]:
-        result = await self.answer(question, passages)
+    async def stream(self, question: str, passages: list[Passage],
+                     qvec: np.ndarray | None = None) -> AsyncIterator[str]:
+        result = await self.answer(question, passages, qvec)
         for token in re.findall(r"\S+\s*", result.answer):
             yield token

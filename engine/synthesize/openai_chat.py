@@ -60,7 +60,7 @@ class OpenAIChatAnswerer:
     def _headers(self) -> dict:
         return {"Authorization": f"Bearer {self.api_key}"}
 
-    async def answer(self, question: str, passages: list[Passage]) -> Answer:
+    async def answer(self, question: str, passages: list[Passage], qvec=None) -> Answer:
         try:
             async with httpx.AsyncClient(timeout=self.timeout) as client:
                 r = await client.post(f"{self.url}/chat/completions", headers=self._headers(),
@@ -82,7 +82,8 @@ class OpenAIChatAnswerer:
         return Answer(answer=text.strip(), abstained=False, evidence=evidence, citations=cites,
                       confidence=1.0)
 
-    async def stream(self, question: str, passages: list[Passage]) -> AsyncIterator[str]:
+    async def stream(self, question: str, passages: list[Passage],
+                     qvec=None) -> AsyncIterator[str]:
         payload = self._payload(question, passages, True)
         try:
             async with httpx.AsyncClient(timeout=self.timeout) as client:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -41,6 +40,7 @@ class StoredSpans:
     def __init__(self, store, content, tokenizer, max_tokens: int):
         self.store, self.content, self.tok = store, content, tokenizer
         self.max_tokens = max_tokens  # word pieces kept per index text (model length − 2)
+        self._heads: dict[tuple, int] = {}
 
     @classmethod
     def open(cls, store, content, encoder) -> "StoredSpans | None":
@@ -55,15 +55,16 @@ class StoredSpans:
             return None
         return cls(store, content, tokenizer, int(encoder.max_len) - 2)
 
-    @lru_cache(maxsize=4096)
     def _head_pieces(self, workspace: str, doc_id: str, filename: str, section: tuple) -> int:
-        from docray.engine.model import Chunk
-
-        title = self.content.first_title(workspace, doc_id)
-        label = doc_label(Document(doc_id=doc_id, source=filename, filename=filename,
-                                   units=[title] if title else []))
-        head = index_head(label, Chunk(chunk_id="x", doc_id=doc_id, text="", section=list(section)))
-        return len(self.tok(head, add_special_tokens=False, verbose=False)["input_ids"])
+        """Word pieces of the label + heading in front of a chunk's text (cached)."""
+        key = (workspace, doc_id, filename, section)
+        if key not in self._heads:
+            title = self.content.first_title(workspace, doc_id)
+            label = doc_label(Document(doc_id=doc_id, source=filename, filename=filename,
+                                       units=[title] if title else []))
+            self._heads[key] = len(self.tok(index_head(label, list(section)),
+                                            add_special_tokens=False, verbose=False)["input_ids"])
+        return self._heads[key]
 
     def _align(self, p: "Passage", tokens: np.ndarray) -> _Aligned | None:
         c = p.chunk

@@ -139,7 +139,9 @@ class QueryService:
         t0 = time.perf_counter()
         passages, _, t, doc_ids = await self.retrieve(question, ws, doc, mode, top_k)
         answer = await self._out_of_scope(question, ws, doc_ids, passages)
-        answer = answer or await self._stage("synthesis", self.stages.answer(question, passages), t)
+        qvec = self.encode(question)[0]  # cached since retrieve(): the answerer reuses it
+        answer = answer or await self._stage("synthesis",
+                                             self.stages.answer(question, passages, qvec), t)
         t["total"] = time.perf_counter() - t0
         return answer_json(answer, t)
 
@@ -151,7 +153,8 @@ class QueryService:
         s = time.perf_counter()
         refusal = await self._out_of_scope(question, ws, doc_ids, passages)
         tokens = (_once(refusal.answer) if refusal else
-                  self.stages.stream(question, passages)).__aiter__()
+                  self.stages.stream(question, passages,
+                                     self.encode(question)[0])).__aiter__()
         while True:
             try:
                 token = await self._stage("synthesis", tokens.__anext__(), {})

@@ -29,11 +29,11 @@ class LocalStages:
     async def rerank(self, question, qtok, head, chunks, workspace="default"):
         return await self._r.rerank(question, qtok, head, chunks, workspace)
 
-    async def answer(self, question, passages):
-        return await self._s.answer(question, passages)
+    async def answer(self, question, passages, qvec=None):
+        return await self._s.answer(question, passages, qvec)
 
-    def stream(self, question, passages) -> AsyncIterator[str]:
-        return self._s.stream(question, passages)
+    def stream(self, question, passages, qvec=None) -> AsyncIterator[str]:
+        return self._s.stream(question, passages, qvec)
 
 
 async def _await(response, stage: str, retry_after: int) -> Any:
@@ -68,14 +68,14 @@ class HandleStages:
         return await _await(self._r.rerank.remote(question, qtok, head, chunks, workspace),
                             "rerank", self._retry)
 
-    async def answer(self, question, passages):
-        return await _await(self._s.answer.remote(question, passages), "synthesis",
+    async def answer(self, question, passages, qvec=None):
+        return await _await(self._s.answer.remote(question, passages, qvec), "synthesis",
                             self._retry)
 
-    async def stream(self, question, passages) -> AsyncIterator[str]:
+    async def stream(self, question, passages, qvec=None) -> AsyncIterator[str]:
         from ray.serve.exceptions import BackPressureError
 
-        gen = self._s.options(stream=True).stream.remote(question, passages)
+        gen = self._s.options(stream=True).stream.remote(question, passages, qvec)
         try:
             async for token in gen:
                 yield token

@@ -17,21 +17,14 @@ from docray.engine.config import DocrayConfig
 class RerankService:
     def __init__(self, cfg: DocrayConfig, encoder=None):
         from docray.engine.embed import LazyTextEncoder
+        from docray.engine.index.pages import PageStore
         from docray.engine.retrieve.parts import make_reranker
 
         self.cfg = cfg
         # With stored chunk tokens only the fallback re-encodes: load the model then.
         self.encoder = encoder or LazyTextEncoder(cfg.embed.text)
-        self.reranker = make_reranker(cfg, self.encoder, self._chunk_tokens(cfg))
-
-    @staticmethod
-    def _chunk_tokens(cfg: DocrayConfig):
-        path = Path(cfg.paths.data_dir) / "chunk_tokens"
-        if not (path / "manifest.json").exists():
-            return None
-        from docray.engine.index.pages import PageStore
-
-        return PageStore(path)
+        chunk_tokens = PageStore.open_existing(Path(cfg.paths.data_dir) / "chunk_tokens")
+        self.reranker = make_reranker(cfg, self.encoder, chunk_tokens)
 
     def _rerank(self, question: str, qtok: np.ndarray, head: list[tuple[str, float]],
                 chunks: dict, workspace: str):

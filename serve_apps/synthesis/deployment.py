@@ -13,9 +13,9 @@ class Synthesis:
 
         self.service = SynthesisService(DocrayConfig.model_validate_json(cfg_json))
 
-    async def answer(self, question, passages):
-        return await self.service.answer(question, passages)
+    async def answer(self, question, passages, qvec=None):
+        return await self.service.answer(question, passages, qvec)
 
-    async def stream(self, question, passages):
-        async for token in self.service.stream(question, passages):
+    async def stream(self, question, passages, qvec=None):
+        async for token in self.service.stream(question, passages, qvec):
             yield token

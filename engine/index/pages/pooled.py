@@ -33,7 +33,7 @@ class PooledPrefilter:
                  n_centroids: int = 32):
         self.store, self.n, self.threshold, self.n_centroids = store, n, threshold, n_centroids
         self._lock = threading.Lock()
-        self._cache: dict[str, torch.Tensor] = {}
+        self._cache: dict[str, tuple[int, torch.Tensor]] = {}  # key → (n_tok, pooled)
         self._built_for: Optional[list] = None
 
     @property

@@ -125,6 +125,11 @@ class PageStore:
         self._catalog = Catalog(str(self.path / "catalog.sqlite"))
         self._reload()
 
+    @classmethod
+    def open_existing(cls, path: Union[str, pathlib.Path]) -> Optional["PageStore"]:
+        """The store at ``path`` for reading, or None when nothing was ever written there."""
+        return cls(path) if (pathlib.Path(path) / FILENAME).exists() else None
+
     # ----------------------------------------------------------------- open / state
     def _open_manifest(self, encoder: Optional[str], dim: Optional[int], dtype: Optional[str]) -> Manifest:
         if (self.path / FILENAME).exists():
