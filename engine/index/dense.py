@@ -274,11 +274,15 @@ class MilvusDenseStore:
                      doc_ids: Sequence[str] | None = None,
                      modalities: Sequence[str] | None = None,
                      pages: Sequence[int] | None = None,
-                     collection: str = "chunks") -> list[DenseHit]:
+                     collection: str = "chunks",
+                     fields: Sequence[str] | None = None) -> list[DenseHit]:
+        """Nearest by cosine. ``fields``: the output fields to fetch (default all; a hit
+        without ``payload`` reports the row id)."""
         vec = np.asarray(query_vec, np.float32).reshape(-1)  # (dim,)
         res = self.client.search(
             self._name(collection), data=[vec.tolist()], anns_field="dense", limit=k,
-            filter=build_filter(workspace, doc_ids, modalities, pages), output_fields=self._FIELDS,
+            filter=build_filter(workspace, doc_ids, modalities, pages),
+            output_fields=list(fields or self._FIELDS),
             search_params={"metric_type": "COSINE",
                            "params": _SEARCH_PARAMS[self.config.index_type]})
         return self._hits(res, workspace)
@@ -287,14 +291,16 @@ class MilvusDenseStore:
                       doc_ids: Sequence[str] | None = None,
                       modalities: Sequence[str] | None = None,
                       pages: Sequence[int] | None = None,
-                      collection: str = "chunks") -> list[DenseHit]:
-        """BM25 over ``text`` (scores are positive; larger is better)."""
+                      collection: str = "chunks",
+                      fields: Sequence[str] | None = None) -> list[DenseHit]:
+        """BM25 over ``text`` (scores are positive; larger is better); ``fields`` as in
+        :meth:`search_dense`."""
         if not query_text.strip():
             return []
         res = self.client.search(
             self._name(collection), data=[query_text], anns_field="sparse", limit=k,
-            filter=build_filter(workspace, doc_ids, modalities, pages), output_fields=self._FIELDS,
-            search_params={"metric_type": "BM25"})
+            filter=build_filter(workspace, doc_ids, modalities, pages),
+            output_fields=list(fields or self._FIELDS), search_params={"metric_type": "BM25"})
         return self._hits(res, workspace, bm25=True)
 
     def search_hybrid(self, query_text: str, query_vec: np.ndarray, k: int, workspace: str,

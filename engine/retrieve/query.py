@@ -4,11 +4,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been
-being do does did what which who whom whose when where why how much many this that these those
-it its as than then there their they them we our you your i me my he she his her can could
-would should will shall may might must not no yes if into about over under between during per
-give show shown tell list according based answer question provide relying details total value
+FUNCTION_WORDS = frozenset("""a an the of in on at to for from by with and or but is are was
+were be been being do does did what which who whom whose when where why how this that these
+those it its as than then there their they them we our you your i me my he she his her can
+could would should will shall may might must if into about""".split())
+# Keywords also drop question boilerplate and unit words; BM25 keeps those (they score).
+STOP = FUNCTION_WORDS | frozenset("""much many not no yes over under between during per give
+show shown tell list according based answer question provide relying details total value
 amount usd million millions billion thousand number percentage percent""".split())
 
 MODALITY_CUES = {
@@ -26,6 +28,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9&'\-\.]*[A-Za-z0-9&]|[A-Za-z]")
 @dataclass
 class QueryPlan:
     text: str
+    sparse_text: str = ""
     keywords: list[str] = field(default_factory=list)
     modalities: list[str] = field(default_factory=list)
     years: list[str] = field(default_factory=list)
@@ -46,6 +49,17 @@ def keywords(text: str) -> list[str]:
         if low not in STOP and len(low) > 1:
             out.setdefault(low, None)
     return list(out)
+
+
+def sparse_text(text: str) -> str:
+    """The question without function words, for BM25: those words are in most chunks, so
+    they add little to a score but make the inverted-index search walk long posting lists.
+
+    >>> sparse_text("What is the FY2018 capital expenditure amount for 3M?")
+    'FY2018 capital expenditure amount 3M'
+    """
+    words = (w.strip(".,;:?!()[]{}\"'") for w in text.split())
+    return " ".join(w for w in words if w and w.lower() not in FUNCTION_WORDS) or text.strip()
 
 
 def modality_cues(text: str) -> list[str]:
@@ -81,7 +95,8 @@ def mentions(text: str, max_len: int = 4) -> list[str]:
 
 
 def analyze(question: str, doc_ids: list[str] | None = None) -> QueryPlan:
-    return QueryPlan(text=question.strip(), keywords=keywords(question),
+    return QueryPlan(text=question.strip(), sparse_text=sparse_text(question),
+                     keywords=keywords(question),
                      modalities=modality_cues(question),
                      years=list(dict.fromkeys(_YEAR.findall(question))),
                      numbers=[n for n in _NUM.findall(question) if not _YEAR.fullmatch(n)],

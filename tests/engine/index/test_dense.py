@@ -137,3 +137,26 @@ def test_reopen_and_manifest_mismatch(tmp_path):
     (tmp_path / "m.db.manifest.json").write_text("{not json")
     with pytest.raises(Corrupt):
         MilvusDenseStore(cfg, tmp_path, dim=DIM, encoder="fake")
+
+
+def test_searcher_runs_dense_and_bm25_and_reports_logical_ids(store):
+    from docray.engine.retrieve.dense import DenseSearcher
+    from docray.engine.retrieve.query import analyze
+
+    _fill(store)
+    _fill(store, doc="docB", ws="w2", texts=TEXTS)  # another tenant, same texts
+    out = DenseSearcher(store).search(analyze("What was the revenue of Acme?"), _vec(2), "w1",
+                                      None, 3)
+    assert out["dense"][0][0] == "docA:c2" and len(out["dense"]) == 3
+    assert out["sparse"][0][0] == "docA:c1" and out["sparse"][0][1] > 0
+    assert {c for c, _ in out["dense"] + out["sparse"]} <= {f"docA:c{i}" for i in range(3)}
+    # a question of function words only has no keywords: no BM25 list at all
+    assert "sparse" not in DenseSearcher(store).search(analyze("What is it?"), _vec(0), "w1",
+                                                       None, 3)
+
+
+def test_fields_limit_what_a_hit_carries(store):
+    _fill(store)
+    (hit,) = store.search_sparse("Acme", 1, "w1", fields=["payload"])
+    assert hit.id == "docA:c1" and hit.text == "" and hit.payload["pages"] == [2]
+

@@ -1,5 +1,5 @@
 from docray.engine.retrieve.fusion import fuse, page_ranking, rrf
-from docray.engine.retrieve.query import analyze
+from docray.engine.retrieve.query import analyze, sparse_text
 
 
 def test_analysis_finds_cues_years_and_keywords():
@@ -11,6 +11,13 @@ def test_analysis_finds_cues_years_and_keywords():
     assert analyze("Show the chart of revenue by segment").modalities == ["image"]
     assert analyze("What is Equation 3?").modalities == ["equation"]
     assert analyze("Who founded the company?").modalities == []
+
+
+def test_bm25_text_drops_only_function_words():
+    assert sparse_text("What is the total revenue of 3M's segment in FY2018?") == \
+        "total revenue 3M's segment FY2018"
+    assert analyze("How many shares were there?").sparse_text == "many shares"
+    assert sparse_text("What is it?") == "What is it?"  # nothing left: the question as is
 
 
 def test_rrf_rewards_agreement_across_signals():
