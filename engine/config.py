@@ -111,7 +111,11 @@ class EmbedConfig(_Strict):
 
 class MilvusConfig(_Strict):
     uri: str = Field("milvus.db", description="milvus-lite file (relative to data_dir) or a URI.")
-    index_type: Literal["FLAT", "IVF_FLAT", "IVF_SQ8", "HNSW"] = "FLAT"
+    index_type: Literal["FLAT", "IVF_FLAT", "IVF_SQ8", "HNSW"] = Field(
+        "FLAT", description="Dense index. FLAT is exact. On the corpus (14k chunks) HNSW "
+        "(ef 128) is faster unscoped (15 vs 20 ms) but keeps only 92% of FLAT's top 50 under a "
+        "one-document filter, where FLAT costs the same. Changing it rebuilds the index of an "
+        "existing collection on open.")
     collection_prefix: str = "docray"
 
 

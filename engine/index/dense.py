@@ -164,6 +164,7 @@ class MilvusDenseStore:
             got = int(fields.get("dense", {}).get("params", {}).get("dim", -1))
             if got != self.dim:
                 raise Corrupt(self.uri, f"collection {name} has dim {got}, expected {self.dim}")
+            self._match_index(name)
             c.load_collection(name)
             return
         s = c.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -184,6 +185,26 @@ class MilvusDenseStore:
         idx.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         c.create_collection(name, schema=s, index_params=idx)
         log.info("created Milvus collection %s (dim %d) at %s", name, self.dim, self.uri)
+
+    def _match_index(self, name: str) -> None:
+        """Rebuild the dense index when the config names another type than the collection
+        has (say a FLAT db opened with HNSW). The first process to open it after the change
+        rebuilds it; the rows stay as they are."""
+        c, want = self.client, self.config.index_type
+        try:
+            got = c.describe_index(name, "dense").get("index_type")
+        except Exception as err:  # noqa: BLE001 — no index yet, or an older server
+            log.debug("no dense index found on %s: %s", name, err)
+            got = None
+        if got == want:
+            return
+        log.info("rebuilding the dense index of %s: %s -> %s", name, got, want)
+        c.release_collection(name)
+        if got is not None:
+            c.drop_index(name, "dense")
+        idx = c.prepare_index_params()
+        idx.add_index("dense", index_type=want, metric_type="COSINE", params=_INDEX_PARAMS[want])
+        c.create_index(name, idx)
 
     # -- writes ---------------------------------------------------------------------------
     def _vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:

@@ -160,3 +160,19 @@ def test_fields_limit_what_a_hit_carries(store):
     (hit,) = store.search_sparse("Acme", 1, "w1", fields=["payload"])
     assert hit.id == "docA:c1" and hit.text == "" and hit.payload["pages"] == [2]
 
+
+def test_reopening_with_another_index_type_rebuilds_the_index(tmp_path):
+    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t", index_type="FLAT"),
+                         tmp_path, dim=DIM, encoder="fake")
+    _fill(s)
+    name = s.names["chunks"]
+    assert s.client.describe_index(name, "dense")["index_type"] == "FLAT"
+    s.close()
+    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t", index_type="HNSW"),
+                         tmp_path, dim=DIM, encoder="fake")
+    try:
+        assert s.client.describe_index(name, "dense")["index_type"] == "HNSW"
+        assert s.count() == 3 and s.search_dense(_vec(1), 1, "w1")[0].id == "docA:c1"
+        assert json.loads(s.manifest_path.read_text())["index_type"] == "HNSW"
+    finally:
+        s.close()
