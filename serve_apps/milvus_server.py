@@ -8,6 +8,7 @@ bound to 127.0.0.1 (its default, 0.0.0.0, would expose it) and hands everyone
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import socket
 import subprocess
@@ -46,8 +47,9 @@ def free_port() -> int:
 class MilvusLiteServer:
     """One ``milvus-lite server`` child process; a context manager."""
 
-    def __init__(self, db: str | Path, port: int, log_file: str | Path | None = None):
-        self.db, self.port = Path(db), int(port)
+    def __init__(self, db: str | Path, port: int, log_file: str | Path | None = None,
+                 threads: int = 1):
+        self.db, self.port, self.threads = Path(db), int(port), int(threads)
         self.log_file = Path(log_file) if log_file else self.db.with_name("milvus-server.log")
         self.proc: subprocess.Popen | None = None
 
@@ -60,6 +62,13 @@ class MilvusLiteServer:
         return [exe, "server", "--data-dir", str(self.db), "--host", HOST,
                 "--port", str(self.port)]
 
+    def _env(self) -> dict[str, str]:
+        """Threads per search inside the server (its faiss and OpenBLAS use OpenMP).
+        Requests from several replicas already run side by side; more threads per search
+        only add pool threads that spin between calls."""
+        n = str(self.threads)
+        return {**os.environ, "OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n}
+
     def start(self, timeout_s: float = 30.0) -> str:
         if port_open(self.port):
             raise Unavailable(f"port {self.port} on {HOST} is already in use; "
@@ -67,7 +76,7 @@ class MilvusLiteServer:
         self.db.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_file, "ab") as fh:
             self.proc = subprocess.Popen(self._command(), stdout=fh, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+                                         start_new_session=True, env=self._env())
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -101,12 +110,13 @@ class MilvusLiteServer:
         self.stop()
 
 
-def shared_milvus(cfg: DocrayConfig, port: int) -> tuple[DocrayConfig, MilvusLiteServer | None]:
+def shared_milvus(cfg: DocrayConfig, port: int,
+                  threads: int = 1) -> tuple[DocrayConfig, MilvusLiteServer | None]:
     """The config every process should use, plus the server to start (None when the
     config already names a Milvus server URI)."""
     if not is_file_uri(cfg.milvus.uri):
         return cfg, None
-    server = MilvusLiteServer(db_path(cfg), port)
+    server = MilvusLiteServer(db_path(cfg), port, threads=threads)
     shared = cfg.model_copy(deep=True)
     shared.milvus.uri = server.uri
     return shared, server

@@ -41,7 +41,8 @@ class ServeRunner:
     def start(self, blocking: bool = False) -> str:
         from ray import serve
 
-        shared, self.milvus = shared_milvus(self.cfg, self.settings.milvus_port)
+        shared, self.milvus = shared_milvus(self.cfg, self.settings.milvus_port,
+                                            self.settings.milvus_threads)
         if self.milvus is not None:
             self.milvus.start()
         try:

@@ -86,6 +86,8 @@ class ServeSettings(_Strict):
         "(Ray CPUs are scheduling tokens; a Ray Data upload job needs 2 besides the stages).")
     milvus_port: int = Field(19530, ge=1, le=65535,
                              description="Port of the milvus-lite server docray starts.")
+    milvus_threads: int = Field(1, ge=1, description="Threads per search in that server "
+                                "(OMP_NUM_THREADS); concurrency comes from the requests.")
     limits: Limits = Limits()
     stages: dict[str, StageSettings] = Field(default_factory=dict)
 

@@ -68,6 +68,22 @@ def test_serve_profiles_load_and_reject_unknown_keys(tmp_path):
         ServeSettings(stages={"nope": {}})
 
 
+def test_milvus_server_and_in_process_query_use_one_blas_thread(monkeypatch, tmp_path):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from docray.serve_apps.milvus_server import MilvusLiteServer
+    from docray.engine.retrieve.parts import single_thread_blas
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    env = MilvusLiteServer(tmp_path / "m.db", 1, threads=1)._env()
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
+    assert MilvusLiteServer(tmp_path / "m.db", 1, threads=3)._env()["OMP_NUM_THREADS"] == "3"
+    assert ServeSettings().milvus_threads == 1
+    with threadpool_limits(2, user_api="blas"):  # restored on exit, whatever it sets
+        single_thread_blas()
+        assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {1}
+
+
 # -- services over a copy of the sample data --------------------------------------------
 @pytest.fixture(scope="module")
 def local(tmp_path_factory, sample_data):
