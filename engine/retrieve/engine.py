@@ -96,9 +96,10 @@ def cue_boost(ranked: list[tuple[str, float]], chunks: dict, plan: QueryPlan,
     return sorted(boosted, key=lambda kv: (-kv[1], kv[0]))
 
 
-def rerank_ranked(score_fn, ranked: list[tuple[str, float]],
-                  n: int) -> list[tuple[str, float]]:
-    """Rerank the head; combine rank-normalised fused score with the reranker's score."""
+def rerank_ranked(score_fn, ranked: list[tuple[str, float]], n: int,
+                  weight: float = 0.5) -> list[tuple[str, float]]:
+    """Rerank the head: ``weight`` × the reranker's min-max normalised score plus
+    (1 − ``weight``) × the fused score, normalised the same way."""
     head = ranked[:n]
     if not head or score_fn is None:
         return ranked
@@ -106,7 +107,7 @@ def rerank_ranked(score_fn, ranked: list[tuple[str, float]],
     spread = float(scores.max() - scores.min()) or 1.0
     fused = np.array([s for _, s in head])
     fused_n = (fused - fused.min()) / (float(fused.max() - fused.min()) or 1.0)
-    final = 0.6 * (scores - scores.min()) / spread + 0.4 * fused_n
+    final = weight * (scores - scores.min()) / spread + (1 - weight) * fused_n
     order = np.argsort(-final, kind="stable")
     return [(head[i][0], float(final[i])) for i in order] + ranked[n:]
 
@@ -160,7 +161,8 @@ class QueryEngine:
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none":
             s = time.perf_counter()
             scorer = rerank_scorer(self.p.reranker, question, qtok, workspace, chunks)
-            ranked = rerank_ranked(scorer, ranked, max(top_k, self.cfg.retrieve.rerank_depth))
+            ranked = rerank_ranked(scorer, ranked, max(top_k, self.cfg.retrieve.rerank_depth),
+                                   self.cfg.retrieve.rerank_weight)
             t["rerank"] = time.perf_counter() - s
         pages = page_ranking(ranked, cpages)
         pages += [p for p, _ in results.get("page", []) if p not in set(pages)]

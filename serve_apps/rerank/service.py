@@ -32,7 +32,7 @@ class RerankService:
 
         scorer = rerank_scorer(self.reranker, question, np.asarray(qtok, np.float32),
                                workspace, chunks)
-        return rerank_ranked(scorer, head, len(head))
+        return rerank_ranked(scorer, head, len(head), self.cfg.retrieve.rerank_weight)
 
     async def rerank(self, question: str, qtok: np.ndarray, head: list[tuple[str, float]],
                      chunks: dict, workspace: str = "default") -> list[tuple[str, float]]:

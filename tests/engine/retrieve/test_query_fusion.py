@@ -51,3 +51,17 @@ def test_modality_preference_breaks_ties_toward_the_asked_modality():
 
 def test_rrf_deduplicates():
     assert list(rrf(["a", "a", "b"])) == ["a", "b"]
+
+
+def test_rerank_weight_sets_how_far_the_reranker_moves_the_head():
+    from docray.engine.retrieve.engine import rerank_ranked
+
+    ranked = [("a", 3.0), ("b", 2.0), ("c", 1.0), ("tail", 0.5)]
+    scores = {"a": 0.1, "b": 0.2, "c": 0.9}.__getitem__
+    order = lambda w: [c for c, _ in rerank_ranked(lambda ids: [scores(i) for i in ids],  # noqa: E731
+                                                   ranked, 3, w)]
+    assert order(1.0) == ["c", "b", "a", "tail"]  # the reranker alone
+    assert order(0.0) == ["a", "b", "c", "tail"]  # the fused order alone
+    # normalised reranker a 0, b .125, c 1; fused a 1, b .5, c 0
+    assert order(0.6) == ["c", "a", "b", "tail"]  # c .6 > a .4 > b .275
+    assert order(0.3) == ["a", "b", "c", "tail"]  # a .7 > b .3875 > c .3
