@@ -143,9 +143,14 @@ def test_searcher_runs_dense_and_bm25_and_reports_logical_ids(store):
     from docray.engine.retrieve.dense import DenseSearcher
     from docray.engine.retrieve.query import analyze
 
+    from pymilvus.client.utils import SciPyHelper
+
     _fill(store)
     _fill(store, doc="docB", ws="w2", texts=TEXTS)  # another tenant, same texts
-    out = DenseSearcher(store).search(analyze("What was the revenue of Acme?"), _vec(2), "w1",
+    SciPyHelper._checked = False  # as in a fresh replica: the lazy import is still to come
+    searcher = DenseSearcher(store)
+    assert SciPyHelper._checked  # done on this thread, before two searches race for it
+    out = searcher.search(analyze("What was the revenue of Acme?"), _vec(2), "w1",
                                       None, 3)
     assert out["dense"][0][0] == "docA:c2" and len(out["dense"]) == 3
     assert out["sparse"][0][0] == "docA:c1" and out["sparse"][0][1] > 0
