@@ -101,6 +101,15 @@ def build_filter(workspace: str | None = None, doc_ids: Sequence[str] | None = N
     return " and ".join(parts)
 
 
+def _load_pymilvus_lazy_imports() -> None:
+    """pymilvus loads scipy.sparse on its first search by executing a fresh copy of the
+    module; two first searches on two threads race, and one fails with "partially
+    initialized module 'scipy.sparse._bsr'". Do that load once, here, on one thread."""
+    from pymilvus.client.entity_helper import entity_is_sparse_matrix
+
+    entity_is_sparse_matrix([[0.0]])
+
+
 class MilvusDenseStore:
     """:class:`DenseStore` over pymilvus ``MilvusClient``; one owner process per db file."""
 
@@ -123,6 +132,7 @@ class MilvusDenseStore:
             self.uri = config.uri
             self.manifest_path = data_dir / f"{config.collection_prefix}_dense.manifest.json"
         self._check_manifest()
+        _load_pymilvus_lazy_imports()  # searches may run on several threads from here on
         try:
             self.client = MilvusClient(uri=self.uri)
         except Exception as err:  # noqa: BLE001 — pymilvus raises many types

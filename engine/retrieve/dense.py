@@ -19,22 +19,12 @@ def _ranked(hits) -> list[tuple[str, float]]:
     return [(_get(h, "id"), float(_get(h, "score"))) for h in hits]
 
 
-def _load_pymilvus_lazy_imports() -> None:
-    """pymilvus loads scipy.sparse on its first search by executing a fresh copy of the
-    module; two first searches on two threads race, and one fails with "partially
-    initialized module 'scipy.sparse._bsr'". Do that load once, here, on one thread."""
-    from pymilvus.client.entity_helper import entity_is_sparse_matrix
-
-    entity_is_sparse_matrix([[0.0]])
-
-
 class DenseSearcher:
     """Both searches go to Milvus at once: the BM25 one on a worker thread."""
 
     def __init__(self, store, workers: int = 4):
         self.store = store
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="bm25")
-        _load_pymilvus_lazy_imports()
 
     def search(self, plan: QueryPlan, qvec: np.ndarray, workspace: str,
                doc_ids: list[str] | None, k: int, sparse: bool = True) -> dict[str, list]:

@@ -148,7 +148,8 @@ def test_searcher_runs_dense_and_bm25_and_reports_logical_ids(store):
     _fill(store)
     _fill(store, doc="docB", ws="w2", texts=TEXTS)  # another tenant, same texts
     SciPyHelper._checked = False  # as in a fresh replica: the lazy import is still to come
-    searcher = DenseSearcher(store)
+    searcher = DenseSearcher(MilvusDenseStore(store.config, store.manifest_path.parent,
+                                              dim=DIM, encoder="fake"))
     assert SciPyHelper._checked  # done on this thread, before two searches race for it
     out = searcher.search(analyze("What was the revenue of Acme?"), _vec(2), "w1",
                                       None, 3)
