@@ -7,6 +7,8 @@ to, and the chunk ↔ unit ↔ page links.
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -30,17 +32,74 @@ CREATE TABLE IF NOT EXISTS unit_chunk (
 """
 
 
+class _Parsed:
+    """Parsed units and chunks by (kind, workspace, id), and the chunk ids of a page,
+    least recently used dropped past ``cap``. A query parses a few hundred chunk bodies, mostly the same ones as the last
+    query on that document; the store empties this whenever the file may have changed."""
+
+    def __init__(self, cap: int):
+        self.cap, self._items, self._lock = cap, OrderedDict(), threading.Lock()
+
+    def get_many(self, keys: list[tuple]) -> dict[tuple, object]:
+        with self._lock:
+            out = {k: self._items[k] for k in keys if k in self._items}
+            for k in out:
+                self._items.move_to_end(k)
+        return out
+
+    def put_many(self, items: dict[tuple, object]) -> None:
+        with self._lock:
+            self._items.update(items)
+            while len(self._items) > self.cap:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
 class ContentStore:
-    def __init__(self, path: str | Path):
+    """Records are read-only once returned: parsed ones are shared between reads."""
+
+    def __init__(self, path: str | Path, cache_records: int = 20000,
+                 cache_links: int = 200_000):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         self._db.executescript(_SCHEMA)
+        self._parsed, self._links = _Parsed(cache_records), _Parsed(cache_links)
+        self._version = None
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._db:
-            yield self._db
+        try:
+            with self._db:
+                yield self._db
+        finally:
+            self._parsed.clear()
+            self._links.clear()
+
+    def _fresh(self) -> None:
+        """Drop parsed records when another connection committed since the last read
+        (SQLite's data_version moves then; this connection's own writes clear in _tx)."""
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        if version != self._version:
+            self._parsed.clear()
+            self._links.clear()
+            self._version = version
+
+    def _records(self, kind: str, model, workspace: str, ids: Iterable[str]) -> dict:
+        self._fresh()
+        ids = list(dict.fromkeys(ids))
+        hit = self._parsed.get_many([(kind, workspace, i) for i in ids])
+        out = {k[2]: v for k, v in hit.items()}
+        todo = [i for i in ids if i not in out]
+        if todo:
+            new = {k: model.model_validate_json(v) for k, v in self._many(
+                f"SELECT {kind}_id, body FROM {kind}s", f"{kind}_id", workspace, todo)}
+            self._parsed.put_many({(kind, workspace, k): v for k, v in new.items()})
+            out.update(new)
+        return out
 
     def add_doc(self, workspace: str, units: list[Unit], chunks: list[Chunk]) -> None:
         with self._tx() as c:
@@ -62,29 +121,42 @@ class ContentStore:
             c.execute("DELETE FROM chunks WHERE workspace=? AND doc_id=?", (workspace, doc_id))
 
     def units(self, workspace: str, unit_ids: Iterable[str]) -> dict[str, Unit]:
-        return {k: Unit.model_validate_json(v) for k, v in
-                self._many("SELECT unit_id, body FROM units", "unit_id", workspace, unit_ids)}
+        return self._records("unit", Unit, workspace, unit_ids)
 
     def chunks(self, workspace: str, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
-        return {k: Chunk.model_validate_json(v) for k, v in
-                self._many("SELECT chunk_id, body FROM chunks", "chunk_id", workspace, chunk_ids)}
+        return self._records("chunk", Chunk, workspace, chunk_ids)
 
     def chunks_for_units(self, workspace: str, unit_ids: Iterable[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
+        """Unit id → its chunk ids (units without a chunk are left out). A graph walk asks
+        for up to thousands of units per query: the links are kept apart from the records."""
+        self._fresh()
+        ids = list(dict.fromkeys(unit_ids))
+        known = self._links.get_many([(workspace, u) for u in ids])
+        todo = [u for u in ids if (workspace, u) not in known]
+        found: dict[str, list[str]] = {u: [] for u in todo}
         for u, ch in self._many("SELECT unit_id, chunk_id FROM unit_chunk", "unit_id",
-                                workspace, unit_ids):
-            out.setdefault(u, []).append(ch)
+                                workspace, todo):
+            found[u].append(ch)
+        self._links.put_many({(workspace, u): v for u, v in found.items()})
+        out = {k[1]: v for k, v in known.items() if v}
+        out.update({u: v for u, v in found.items() if v})
         return out
 
     def chunks_on_pages(self, workspace: str, pages: Iterable[tuple[str, int]]) -> dict:
         """(doc_id, page) → chunk ids whose pages include it."""
-        out: dict[tuple[str, int], list[str]] = {}
-        for doc_id, page in set(pages):  # SQLite reads the pages array: no body parsed here
-            out[(doc_id, page)] = [cid for (cid,) in self._db.execute(
+        self._fresh()
+        want = set(pages)
+        hit = self._parsed.get_many([("page", workspace, p) for p in want])
+        out = {k[2]: v for k, v in hit.items()}
+        new: dict[tuple, list[str]] = {}
+        for doc_id, page in want - set(out):  # SQLite reads the pages array: no body parsed
+            new[("page", workspace, (doc_id, page))] = [cid for (cid,) in self._db.execute(
                 "SELECT chunk_id FROM chunks WHERE workspace=? AND doc_id=? "
                 "AND first_page BETWEEN ? AND ? AND EXISTS "
                 "(SELECT 1 FROM json_each(body, '$.pages') WHERE value = ?)",
                 (workspace, doc_id, page - 3, page, page))]
+        self._parsed.put_many(new)
+        out.update({k[2]: v for k, v in new.items()})
         return out
 
     def doc_chunks(self, workspace: str, doc_id: str | None = None) -> list[Chunk]:

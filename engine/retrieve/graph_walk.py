@@ -58,8 +58,9 @@ class GraphWalker:
             if len(unit_score) >= self.max_units:
                 break
         chunk_score: dict[str, float] = {}
-        for uid, chunk_ids in self.content.chunks_for_units(workspace, unit_score).items():
-            for cid in chunk_ids:
-                chunk_score[cid] = chunk_score.get(cid, 0.0) + unit_score[uid]
+        links = self.content.chunks_for_units(workspace, unit_score)
+        for uid, score in unit_score.items():  # walk order: the same sums, cached or not
+            for cid in links.get(uid, ()):
+                chunk_score[cid] = chunk_score.get(cid, 0.0) + score
         ranked = sorted(chunk_score.items(), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:k]
