@@ -62,6 +62,20 @@ def test_truncated_chunk_aligns_through_the_label_and_gives_up_past_the_cut(stor
     assert float(early @ own) > max(float(early @ filler), float(early @ other)) + 0.1
 
 
+def test_a_chunk_read_again_is_not_tokenized_again(stored):
+    spans, passages = stored
+    calls = []
+    tok = spans.tok
+    spans.tok = lambda text, **kw: calls.append(text) or tok(text, **kw)
+    first = spans.vectors(passages, [(0, "Acme sold 40 anvils in 2021.")])
+    again = spans.vectors(passages, [(0, "Acme sold 40 anvils in 2021.")])
+    assert calls == [SHORT] and np.array_equal(first[0], again[0])
+    edited = Chunk(chunk_id="d:c0", doc_id="d", text=SHORT.replace("40", "41"), pages=[1],
+                   section=["Results"], workspace="ws")  # same id, other text: tokenized anew
+    spans.vectors([Passage(edited, [], 1.0, "acme.pdf")], [(0, "Acme sold 41 anvils in 2021.")])
+    assert len(calls) == 2
+
+
 def test_other_encoders_tokens_are_not_used(tmp_path, minilm):
     store = PageStore(tmp_path / "ct", dim=minilm.dim, dtype="int8", encoder="chunk-tokens:other")
     assert StoredSpans.open(store, ContentStore(tmp_path / "c.sqlite"), minilm) is None
