@@ -4,11 +4,14 @@ Collections ``{prefix}_chunks``, ``{prefix}_entities``, ``{prefix}_relations`` s
 schema: ``id`` (primary key), ``workspace`` (partition key), ``doc_id``, ``modality``,
 ``page``, ``text`` (analysed; BM25 feeds ``sparse``), ``payload`` (JSON: pages, unit_ids,
 section, bbox and the logical ``chunk_id``/``entity_id``/``relation_id``) and ``dense``
-(COSINE over L2-normalised vectors). The primary key is ``{workspace}/{chunk_id}`` (entities
-and relations: ``{workspace}/{doc_id}:{id}``) so tenants never overwrite each other; hits
-report the logical id. Writes are upserts by id, so re-ingesting is idempotent; every write
-is flushed. Every search filters by workspace. ``<db>.manifest.json`` (server URIs: ``<data_dir>/<prefix>_dense.manifest.json``)
-records the encoder and dim; opening with another one raises :class:`Corrupt`.
+(vectors normalised here on write, so inner product is cosine: metric IP, which spares a
+brute-force search the norm of every row per query; a collection written before with
+COSINE is rebuilt as IP when its stored rows are unit length). The primary key is
+``{workspace}/{chunk_id}`` (entities and relations: ``{workspace}/{doc_id}:{id}``) so
+tenants never overwrite each other; hits report the logical id. Writes are upserts by id,
+so re-ingesting is idempotent; every write is flushed. Every search filters by workspace.
+``<db>.manifest.json`` (server URIs: ``<data_dir>/<prefix>_dense.manifest.json``) records
+the encoder and dim; opening with another one raises :class:`Corrupt`.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ SCHEMA_VERSION = 1
 COLLECTIONS = ("chunks", "entities", "relations")
 _REF_KEYS = ("chunk_id", "entity_id", "relation_id")
 TEXT_BYTES, ID_BYTES = 65535, 512
+METRIC = "IP"  # over unit vectors: cosine without a norm per row per search
 _INDEX_PARAMS = {"FLAT": {}, "IVF_FLAT": {"nlist": 128}, "IVF_SQ8": {"nlist": 128},
                  "HNSW": {"M": 16, "efConstruction": 200}}
 _SEARCH_PARAMS = {"FLAT": {}, "IVF_FLAT": {"nprobe": 16}, "IVF_SQ8": {"nprobe": 16},
@@ -55,6 +59,12 @@ class DenseStore(Protocol):
     def search_hybrid(self, query_text: str, query_vec: np.ndarray, k: int, workspace: str,
                       doc_ids: Sequence[str] | None = None,
                       modalities: Sequence[str] | None = None) -> list[DenseHit]: ...
+
+
+def _unit(vec: np.ndarray) -> np.ndarray:
+    v = np.asarray(vec, np.float32).reshape(-1)  # (dim,)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
 
 
 def truncate_bytes(text: str, limit: int) -> str:
@@ -139,6 +149,7 @@ class MilvusDenseStore:
             raise Unavailable(f"Milvus at {self.uri} could not be opened "
                               f"(another process may own the db file): {err}") from err
         self.names = {c: f"{config.collection_prefix}_{c}" for c in COLLECTIONS}
+        self.metric: dict[str, str] = {}  # collection → its dense index's metric
         for name in self.names.values():
             self._ensure(name)
         self._write_manifest()
@@ -190,38 +201,59 @@ class MilvusDenseStore:
         s.add_function(Function(name=f"{name}_bm25", function_type=FunctionType.BM25,
                                 input_field_names=["text"], output_field_names=["sparse"]))
         idx = c.prepare_index_params()
-        idx.add_index("dense", index_type=self.config.index_type, metric_type="COSINE",
+        idx.add_index("dense", index_type=self.config.index_type, metric_type=METRIC,
                       params=_INDEX_PARAMS[self.config.index_type])
         idx.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         c.create_collection(name, schema=s, index_params=idx)
+        self.metric[name] = METRIC
         log.info("created Milvus collection %s (dim %d) at %s", name, self.dim, self.uri)
 
     def _match_index(self, name: str) -> None:
         """Rebuild the dense index when the config names another type than the collection
-        has (say a FLAT db opened with HNSW). The first process to open it after the change
+        has (say a FLAT db opened with HNSW), or when a COSINE index holds unit vectors
+        (then IP scores the same, cheaper). The first process to open it after the change
         rebuilds it; the rows stay as they are."""
         c, want = self.client, self.config.index_type
         try:
-            got = c.describe_index(name, "dense").get("index_type")
+            info = c.describe_index(name, "dense")
+            got, metric = info.get("index_type"), info.get("metric_type", "COSINE")
         except Exception as err:  # noqa: BLE001 — no index yet, or an older server
             log.debug("no dense index found on %s: %s", name, err)
-            got = None
-        if got == want:
+            got, metric = None, "COSINE"
+        if metric != METRIC and self._unit_rows(name):
+            metric = METRIC
+        elif got == want:
+            self.metric[name] = metric
             return
-        log.info("rebuilding the dense index of %s: %s -> %s", name, got, want)
+        log.info("rebuilding the dense index of %s: %s -> %s %s", name, got, want, metric)
         c.release_collection(name)
         if got is not None:
             c.drop_index(name, "dense")
         idx = c.prepare_index_params()
-        idx.add_index("dense", index_type=want, metric_type="COSINE", params=_INDEX_PARAMS[want])
+        idx.add_index("dense", index_type=want, metric_type=metric, params=_INDEX_PARAMS[want])
         c.create_index(name, idx)
+        self.metric[name] = metric
+
+    def _unit_rows(self, name: str, sample: int = 2000) -> bool:
+        """Whether the collection's stored vectors (a sample) all have unit length."""
+        self.client.load_collection(name)
+        rows = self.client.query(name, filter="page >= 0", output_fields=["dense"],
+                                 limit=sample)
+        if not rows:
+            return True
+        norms = np.linalg.norm(np.asarray([r["dense"] for r in rows], np.float32), axis=1)
+        return bool(np.all(np.abs(norms - 1.0) < 1e-3))
 
     # -- writes ---------------------------------------------------------------------------
     def _vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:
+        """Rows at unit length (all-zero rows stay zero: they match nothing)."""
         vecs = np.asarray(vectors, dtype=np.float32)
         if vecs.shape != (n, self.dim):
             raise BadInput("vectors", f"shape {vecs.shape} != ({n}, {self.dim})")
-        return vecs
+        if not np.isfinite(vecs).all():
+            raise BadInput("vectors", "contain NaN or infinite values")
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)  # (n, 1)
+        return vecs / np.where(norms > 0, norms, 1.0)
 
     def _upsert(self, collection: str, rows: list[dict[str, Any]]) -> None:
         if not rows:
@@ -309,12 +341,12 @@ class MilvusDenseStore:
                      fields: Sequence[str] | None = None) -> list[DenseHit]:
         """Nearest by cosine. ``fields``: the output fields to fetch (default all; a hit
         without ``payload`` reports the row id)."""
-        vec = np.asarray(query_vec, np.float32).reshape(-1)  # (dim,)
+        name = self._name(collection)
         res = self.client.search(
-            self._name(collection), data=[vec.tolist()], anns_field="dense", limit=k,
+            name, data=[_unit(query_vec).tolist()], anns_field="dense", limit=k,
             filter=build_filter(workspace, doc_ids, modalities, pages),
             output_fields=list(fields or self._FIELDS),
-            search_params={"metric_type": "COSINE",
+            search_params={"metric_type": self.metric.get(name, METRIC),
                            "params": _SEARCH_PARAMS[self.config.index_type]})
         return self._hits(res, workspace)
 
@@ -348,14 +380,15 @@ class MilvusDenseStore:
             return self.search_dense(query_vec, k, workspace, doc_ids, modalities, pages,
                                      collection)
         expr, limit = build_filter(workspace, doc_ids, modalities, pages), candidates or max(k, 50)
-        vec = np.asarray(query_vec, np.float32).reshape(-1)  # (dim,)
-        reqs = [AnnSearchRequest(data=[vec.tolist()], anns_field="dense", limit=limit, expr=expr,
-                                 param={"metric_type": "COSINE",
+        name = self._name(collection)
+        reqs = [AnnSearchRequest(data=[_unit(query_vec).tolist()], anns_field="dense",
+                                 limit=limit, expr=expr,
+                                 param={"metric_type": self.metric.get(name, METRIC),
                                         "params": _SEARCH_PARAMS[self.config.index_type]}),
                 AnnSearchRequest(data=[query_text], anns_field="sparse", limit=limit, expr=expr,
                                  param={"metric_type": "BM25"})]
         ranker = WeightedRanker(*weights) if weights else RRFRanker(60)
-        res = self.client.hybrid_search(self._name(collection), reqs, ranker, limit=k,
+        res = self.client.hybrid_search(name, reqs, ranker, limit=k,
                                         output_fields=self._FIELDS)
         return self._hits(res, workspace)
 

@@ -182,3 +182,60 @@ def test_reopening_with_another_index_type_rebuilds_the_index(tmp_path):
         assert json.loads(s.manifest_path.read_text())["index_type"] == "HNSW"
     finally:
         s.close()
+
+
+def test_vectors_are_stored_at_unit_length_and_scored_by_inner_product(store):
+    raw = np.stack([_vec(i) * (i + 2.0) for i in range(3)])  # not unit length
+    store.upsert_chunks(_chunks("docA", "w1", TEXTS), raw)
+    name = store.names["chunks"]
+    assert store.client.describe_index(name, "dense")["metric_type"] == "IP"
+    hits = store.search_dense(_vec(1) * 5.0, 3, "w1")  # the query is normalised too
+    assert hits[0].id == "docA:c1" and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    want = float(_vec(1) @ _vec(0))  # cosine, whatever the lengths were
+    assert {h.id: h.score for h in hits}["docA:c0"] == pytest.approx(want, abs=1e-5)
+    with pytest.raises(BadInput, match="vectors"):
+        store.upsert_chunks(_chunks("docB", "w1", TEXTS[:1]), np.full((1, DIM), np.nan))
+
+
+def _cosine_collection(tmp_path, vectors):
+    """A collection as an older docray wrote it: COSINE index, vectors as given."""
+    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t"), tmp_path, dim=DIM,
+                         encoder="fake")
+    name = s.names["chunks"]
+    s.client.release_collection(name)
+    s.client.drop_index(name, "dense")
+    idx = s.client.prepare_index_params()
+    idx.add_index("dense", index_type="FLAT", metric_type="COSINE", params={})
+    s.client.create_index(name, idx)
+    s.client.load_collection(name)
+    s.client.upsert(name, [{"id": f"w1/docA:c{i}", "workspace": "w1", "doc_id": "docA",
+                            "modality": "text", "page": i + 1, "text": t,
+                            "payload": {"chunk_id": f"docA:c{i}"}, "dense": v.tolist()}
+                           for i, (t, v) in enumerate(zip(TEXTS, vectors))])
+    s.client.flush(name)
+    s.close()
+    return name
+
+
+def test_an_older_cosine_collection_of_unit_vectors_is_rebuilt_as_inner_product(tmp_path):
+    name = _cosine_collection(tmp_path, [_vec(i) for i in range(3)])
+    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t"), tmp_path, dim=DIM,
+                         encoder="fake")
+    try:
+        assert s.client.describe_index(name, "dense")["metric_type"] == "IP"
+        hit = s.search_dense(_vec(2), 1, "w1")[0]
+        assert hit.id == "docA:c2" and hit.score == pytest.approx(1.0, abs=1e-5)
+    finally:
+        s.close()
+
+
+def test_an_older_cosine_collection_of_other_lengths_keeps_cosine(tmp_path):
+    name = _cosine_collection(tmp_path, [_vec(i) * 3.0 for i in range(3)])
+    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t"), tmp_path, dim=DIM,
+                         encoder="fake")
+    try:
+        assert s.client.describe_index(name, "dense")["metric_type"] == "COSINE"
+        hit = s.search_dense(_vec(2), 1, "w1")[0]  # searched with the metric it has
+        assert hit.id == "docA:c2" and hit.score == pytest.approx(1.0, abs=1e-5)
+    finally:
+        s.close()
