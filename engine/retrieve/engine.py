@@ -133,8 +133,6 @@ class QueryEngine:
         use, t = signals_for(mode), {}
         t0 = time.perf_counter()
         plan = analyze(question, doc_ids)
-        qvec, qtok = self.p.encode_query(question)
-        t["analyze"] = time.perf_counter() - t0
         k = self.cfg.retrieve.candidates
 
         async def timed(name, fn, *args):
@@ -143,14 +141,23 @@ class QueryEngine:
             t[name] = time.perf_counter() - s
             return out
 
-        jobs = {}
-        if use & {"dense", "sparse"}:
-            jobs["dense"] = timed("dense", self.p.dense.search, plan, qvec, workspace, doc_ids, k)
+        jobs = {}  # the graph walk needs no vectors: it runs while the question is encoded
         if "graph" in use:
-            jobs["graph"] = timed("graph", self.p.graph.search, plan, workspace, doc_ids, k)
-        if "page" in use:
-            jobs["page"] = timed("page", self.p.pages.search_tokens, qtok, workspace, doc_ids, k)
-        results = dict(zip(jobs, await asyncio.gather(*jobs.values())))
+            jobs["graph"] = asyncio.ensure_future(
+                timed("graph", self.p.graph.search, plan, workspace, doc_ids, k))
+        try:
+            qvec, qtok = await asyncio.to_thread(self.p.encode_query, question)
+            t["analyze"] = time.perf_counter() - t0
+            if use & {"dense", "sparse"}:
+                jobs["dense"] = timed("dense", self.p.dense.search, plan, qvec, workspace,
+                                      doc_ids, k)
+            if "page" in use:
+                jobs["page"] = timed("page", self.p.pages.search_tokens, qtok, workspace,
+                                     doc_ids, k)
+            results = dict(zip(jobs, await asyncio.gather(*jobs.values())))
+        finally:
+            if "graph" in jobs:
+                jobs["graph"].cancel()
         chunk_lists = dict(results.get("dense", {}))
         if "graph" in results:
             chunk_lists["graph"] = results["graph"]

@@ -86,20 +86,29 @@ class QueryService:
             finally:
                 timings[name] = time.perf_counter() - t0
 
-    async def _generate(self, plan, qvec, qtok, ws: str, doc_ids, mode: str, t: dict):
+    async def _generate(self, plan, question: str, ws: str, doc_ids, mode: str, t: dict):
+        """The generators' outputs and the question's (vector, token vectors). The graph
+        walk needs no vectors: it starts before the question is encoded."""
         use, k = signals_for(mode), self.cfg.retrieve.candidates
-        jobs: dict[str, Awaitable] = {}
-        if use & {"dense", "sparse"}:
-            jobs["dense"] = self._stage("dense", self.stages.dense(plan, qvec, ws, doc_ids, k), t)
+        tasks: dict[str, asyncio.Future] = {}
         if "graph" in use:
-            jobs["graph"] = self._stage("graph", self.stages.graph(plan, ws, doc_ids, k), t)
-        if "page" in use:
-            jobs["page"] = self._stage("pages", self.stages.pages(qtok, ws, doc_ids, k), t)
-        tasks = {name: asyncio.ensure_future(job) for name, job in jobs.items()}
+            tasks["graph"] = asyncio.ensure_future(
+                self._stage("graph", self.stages.graph(plan, ws, doc_ids, k), t))
         try:
-            return dict(zip(tasks, await asyncio.gather(*tasks.values())))
+            s = time.perf_counter()
+            qvec, qtok = await asyncio.to_thread(self.encode, question)
+            t["analyze"] += time.perf_counter() - s
+            if use & {"dense", "sparse"}:
+                tasks["dense"] = asyncio.ensure_future(self._stage(
+                    "dense", self.stages.dense(plan, qvec, ws, doc_ids, k), t))
+            if "page" in use:
+                tasks["page"] = asyncio.ensure_future(
+                    self._stage("pages", self.stages.pages(qtok, ws, doc_ids, k), t))
+            return dict(zip(tasks, await asyncio.gather(*tasks.values()))), qtok
         finally:
             for task in tasks.values():
+                if task.done() and not task.cancelled():
+                    task.exception()  # a failure that lost the race is not logged again
                 task.cancel()
 
     async def retrieve(self, question: str, ws: str, doc: str | None = None,
@@ -110,9 +119,8 @@ class QueryService:
         t0 = time.perf_counter()
         doc_ids = await asyncio.to_thread(self.resolve_doc, ws, doc)
         plan = analyze(question, doc_ids)
-        qvec, qtok = await asyncio.to_thread(self.encode, question)
         t["analyze"] = time.perf_counter() - t0
-        results = await self._generate(plan, qvec, qtok, ws, doc_ids, mode, t)
+        results, qtok = await self._generate(plan, question, ws, doc_ids, mode, t)
         chunk_lists = dict(results.get("dense", {}))
         if "graph" in results:
             chunk_lists["graph"] = results["graph"]

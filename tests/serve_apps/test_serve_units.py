@@ -193,6 +193,38 @@ def test_slow_stage_times_out_and_failing_stage_is_named(local):
         asyncio.run(_with_stage(local, pages=_Broken()).query(QUESTIONS[0], "default"))
 
 
+def test_graph_walk_runs_while_the_question_is_encoded(local):
+    """The walk needs no vectors: it is under way before encoding ends (the encoder here
+    waits for it, and would time out if the walk only began after)."""
+    import threading
+
+    from docray.serve_apps.ingress.service import QueryService
+    from docray.serve_apps.ingress.stages import LocalStages
+
+    cfg, s, _ = local
+    started, walk = threading.Event(), s._g
+
+    class Graph:
+        async def search(self, *a):
+            started.set()
+            return await walk.search(*a)
+
+    encoder = s._s.answerer.encoder
+
+    class WaitingEncoder:
+        def __getattr__(self, name):
+            return getattr(encoder, name)
+
+        def encode_with_tokens(self, texts):
+            assert started.wait(5), "the graph walk had not started"
+            return encoder.encode_with_tokens(texts)
+
+    svc = QueryService(cfg, LocalStages(Graph(), s._d, s._p, s._r, s._s), Limits(),
+                       encoder=WaitingEncoder())
+    got = asyncio.run(svc.query(QUESTIONS[0], "default"))
+    assert started.is_set() and got["evidence"] and "graph" in got["timings"]
+
+
 def test_stream_yields_tokens_then_evidence(local):
     async def collect():
         return [ev async for ev in local[2].query.stream(QUESTIONS[1], "default")]
