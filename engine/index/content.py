@@ -34,8 +34,9 @@ CREATE TABLE IF NOT EXISTS unit_chunk (
 
 class _Parsed:
     """Parsed units and chunks by (kind, workspace, id), and the chunk ids of a page,
-    least recently used dropped past ``cap``. A query parses a few hundred chunk bodies, mostly the same ones as the last
-    query on that document; the store empties this whenever the file may have changed."""
+    least recently used dropped past ``cap``. A query parses a few hundred chunk bodies,
+    mostly the same ones as the last query on that document; the store empties this
+    whenever the file may have changed."""
 
     def __init__(self, cap: int):
         self.cap, self._items, self._lock = cap, OrderedDict(), threading.Lock()
