@@ -95,31 +95,34 @@ class ExtractiveAnswerer:
                     out.append(_Cand(min(1.0, ov * bonus) * rel, s, i, None, s))
         return plan, kw, out
 
-    def _vectors(self, question: str, cands: list[_Cand], passages: list[Passage], qvec):
-        """(question vector (dim,), candidate vectors (n, dim)), encoding only what the
-        caller's ``qvec`` and the stored tokens do not cover."""
-        vecs: list = [None] * len(cands)
-        if self.spans is not None:
-            vecs = self.spans.vectors(passages, [(c.idx, c.span) for c in cands])
-        todo = [j for j, v in enumerate(vecs) if v is None]
-        texts = ([] if qvec is not None else [question]) + [cands[j].text[:240] for j in todo]
-        if texts:
-            enc = self.encoder.encode(texts)  # (len(texts), dim)
-            if qvec is None:
-                qvec, enc = enc[0], enc[1:]
-            for j, v in zip(todo, enc):
-                vecs[j] = v
-        return np.asarray(qvec, np.float32), np.stack(vecs).astype(np.float32)
+    def _stored(self, cands: list[_Cand], passages: list[Passage]) -> list:
+        if self.spans is None:
+            return [None] * len(cands)
+        return self.spans.vectors(passages, [(c.idx, c.span) for c in cands])
 
     def _semantic(self, question: str, cands: list[_Cand], passages: list[Passage],
                   qvec) -> list:
+        """Strength becomes ½ lexical + ½ cosine to the question. Only the best candidate
+        is used, so a sentence without stored tokens is encoded only if it could still
+        win: its cosine is at most 1, so ½ s + ½ bounds it (the best one is the same)."""
         if self.encoder is None or not cands:
             return cands
         cands = sorted(cands, key=lambda c: -c.strength)[:10]
-        qvec, vecs = self._vectors(question, cands, passages, qvec)
-        sims = vecs @ qvec  # (n,)
-        return [c._replace(strength=0.5 * c.strength + 0.5 * max(float(s), 0.0))
-                for c, s in zip(cands, sims)]
+        vecs = self._stored(cands, passages)
+        if qvec is None:
+            qvec = self.encoder.encode([question])[0]
+        qvec = np.asarray(qvec, np.float32)  # (dim,)
+        final = [None if v is None else 0.5 * c.strength + 0.5 * max(float(v @ qvec), 0.0)
+                 for c, v in zip(cands, vecs)]
+        best = max((f for f in final if f is not None), default=-1.0)
+        todo = [j for j, f in enumerate(final)
+                if f is None and 0.5 * cands[j].strength + 0.5 >= best]
+        if todo:
+            enc = self.encoder.encode([cands[j].text[:240] for j in todo])  # (len(todo), dim)
+            for j, v in zip(todo, enc):
+                final[j] = 0.5 * cands[j].strength + 0.5 * max(float(np.asarray(v) @ qvec), 0.0)
+        return [c._replace(strength=0.5 * c.strength if f is None else f)  # f None: cannot win
+                for c, f in zip(cands, final)]
 
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:

@@ -100,3 +100,36 @@ def test_answerer_encodes_only_what_is_not_stored(stored, minilm):
     assert res.answer == "40" and not res.abstained and enc.texts == []
     asyncio.run(ans.answer(q2, passages[1:], minilm.encode([q2])[0]))
     assert enc.texts == ["Late sentence about cats."]  # past the cut: encoded
+
+
+def test_a_sentence_past_the_cut_that_cannot_win_is_not_encoded(stored, minilm):
+    """Cosine is at most 1: a stored sentence already scoring above ½ lexical + ½ of an
+    unstored one settles the answer without encoding it; a closer race still encodes."""
+    from docray.engine.retrieve.query import analyze
+    from docray.engine.synthesize.cells import _overlap, _toks
+
+    spans, passages = stored
+
+    class Counting:
+        texts: list = []
+
+        def encode(self, texts):
+            self.texts += texts
+            return minilm.encode(texts)
+
+    enc, win, late = Counting(), "Acme sold 40 anvils in 2021.", "Late sentence about cats."
+    q = "Which company sold 40 anvils in 2021, Acme? Cats?"
+    qvec = minilm.encode([q])[0]
+    kw = {t for k in analyze(q).keywords for t in _toks(k)}
+    (stored_win,) = spans.vectors(passages, [(0, win)])
+    best = 0.5 * _overlap(kw, win) + 0.5 * float(stored_win @ qvec)
+    assert 0.5 * _overlap(kw, late) + 0.5 < best  # the premise: the late one cannot win
+    res = asyncio.run(ExtractiveAnswerer(0.0, enc, spans).answer(q, passages, qvec))
+    assert win.startswith(res.answer) or res.answer == "40"
+    assert enc.texts == []
+    assert asyncio.run(ExtractiveAnswerer(0.0, minilm, None).answer(q, passages)).answer == \
+        res.answer  # everything encoded: the same answer
+    q2 = "What happened to cats late on?"  # only the late sentence can answer: encoded
+    ans = ExtractiveAnswerer(0.0, enc, spans)
+    asyncio.run(ans.answer(q2, passages[1:], minilm.encode([q2])[0]))
+    assert enc.texts == [late]
