@@ -190,6 +190,19 @@ class GraphStore:
             cache[i] = _merge(self._contrib[i])
         return cache[i]
 
+    def units_by_doc(self, node: Node, workspace: str = "default") -> dict[str, list[str]]:
+        """The node's unit ids grouped by document (a unit id starts with its doc id), in
+        their order, cached until the next write: a walk scoped to one document keeps the
+        units of a corpus-wide entity without testing each of its thousands."""
+        cache = self._cache.setdefault("units-by-doc", {})
+        key = (workspace, node.id)
+        if key not in cache:
+            out: dict[str, list[str]] = {}
+            for uid in node.unit_ids():
+                out.setdefault(uid.split(":", 1)[0], []).append(uid)
+            cache[key] = out
+        return cache[key]
+
     def get(self, node_id: str, workspace: str = "default") -> Node | None:
         i = self.index_of(node_id, workspace)
         return None if i is None else self.node_at(i)

@@ -49,11 +49,16 @@ class GraphWalker:
             return []
         scope = set(doc_ids) if doc_ids else None
         unit_score: dict[str, float] = {}
+        one_doc = next(iter(scope)) if scope is not None and len(scope) == 1 else None
         for node, score in k_hop_top(self.graph, seeds, self.hops, workspace, self.top_n):
             if not _touches(node, scope):
                 continue
-            for uid in node.unit_ids():  # best node first: the first score seen is the max
-                if uid not in unit_score and _in_scope(uid, scope):
+            if one_doc is not None:
+                uids = self.graph.units_by_doc(node, workspace).get(one_doc, ())
+            else:
+                uids = [u for u in node.unit_ids() if _in_scope(u, scope)]
+            for uid in uids:  # best node first: the first score seen is the max
+                if uid not in unit_score:
                     unit_score[uid] = score
             if len(unit_score) >= self.max_units:
                 break

@@ -44,6 +44,18 @@ def test_shared_entity_merged_across_docs(store):
     assert ppe.attrs["doc_ids"] == ["d1", "d2"] and store.get("ent:pp&e") is None
 
 
+def test_units_by_doc_groups_an_entity_and_follows_writes():
+    s = GraphStore()
+    ent = lambda doc, uids: Node("ent:acme", ENTITY, "Acme", doc_id=doc,
+                                 attrs={"unit_ids": uids, "doc_ids": [doc]})
+    s.add([ent("d1", ["d1:p1:u0", "d1:p2:u3"])], [], doc_id="d1")
+    s.add([ent("d2", ["d2:p1:u1"])], [], doc_id="d2")
+    node = s.get("ent:acme")
+    assert s.units_by_doc(node) == {"d1": ["d1:p1:u0", "d1:p2:u3"], "d2": ["d2:p1:u1"]}
+    s.delete_doc("default", "d2")
+    assert s.units_by_doc(s.get("ent:acme")) == {"d1": ["d1:p1:u0", "d1:p2:u3"]}
+
+
 def test_find_nodes_alias_and_overlap(store):
     hits = store.find_nodes("PP&E")
     assert hits[0][0].id == "ent:property plant and equipment" and hits[0][1] == 1.0

@@ -51,6 +51,20 @@ def test_graph_walk_reaches_neighbours_of_mentioned_entities(tmp_path, content):
     assert walker.search(analyze("What does Acme make?"), "ws", ["d2"], 10) == []
 
 
+def test_a_scoped_walk_keeps_only_the_units_of_its_documents(tmp_path, content):
+    """An entity named in two documents: a walk scoped to one (or both) keeps only theirs."""
+    g = GraphStore(tmp_path / "graph")
+    steel = lambda doc, uid: Node(id="ent:steel", kind="entity", name="steel", doc_id=doc,
+                                  attrs={"unit_ids": [uid], "doc_ids": [doc]})
+    g.add([steel("d1", "d1:p2:u1")], [], doc_id="d1", workspace="ws")
+    g.add([steel("d2", "d2:p1:u0")], [], doc_id="d2", workspace="ws")
+    walker, q = GraphWalker(g, content, hops=1), analyze("Who buys steel?")
+    assert [c for c, _ in walker.search(q, "ws", ["d2"], 10)] == ["d2:c2"]
+    assert [c for c, _ in walker.search(q, "ws", ["d1"], 10)] == ["d1:c1"]
+    assert {c for c, _ in walker.search(q, "ws", ["d1", "d2"], 10)} == {"d1:c1", "d2:c2"}
+    assert {c for c, _ in walker.search(q, "ws", None, 10)} == {"d1:c1", "d2:c2"}
+
+
 def test_graph_walk_stops_at_max_units_keeping_the_best_nodes(tmp_path, content):
     walker = GraphWalker(_graph(tmp_path), content, hops=1, max_units=1)
     assert [c for c, _ in walker.search(analyze("What does Acme make?"), "ws", None, 10)] == \
