@@ -88,6 +88,11 @@ class ServeSettings(_Strict):
                              description="Port of the milvus-lite server docray starts.")
     milvus_threads: int = Field(1, ge=1, description="Threads per search in that server "
                                 "(OMP_NUM_THREADS); concurrency comes from the requests.")
+    throughput_optimized: bool = Field(
+        True, description="Ray Serve's throughput-optimized mode (RAY_SERVE_THROUGHPUT_"
+        "OPTIMIZED): user code on the replica's own event loop, gRPC between replicas, GC "
+        "frozen after start-up. It applies to a Ray cluster docray starts; set the variable "
+        "on the cluster for ray.address. An explicit RAY_SERVE_THROUGHPUT_OPTIMIZED wins.")
     limits: Limits = Limits()
     stages: dict[str, StageSettings] = Field(default_factory=dict)
 

@@ -26,6 +26,10 @@ def ray_cluster():
     """One local Ray cluster for the whole test session (2 logical CPUs, small store)."""
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
+        from docray.serve_apps.runner import ray_serve_env
+        from docray.serve_apps.settings import ServeSettings
+
+        os.environ.update(ray_serve_env(ServeSettings()))  # as `docray serve` starts Ray
         ray.init(num_cpus=2, object_store_memory=256 * 1024 * 1024, include_dashboard=False,
                  log_to_driver=False, configure_logging=False)
     yield ray

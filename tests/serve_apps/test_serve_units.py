@@ -68,6 +68,18 @@ def test_serve_profiles_load_and_reject_unknown_keys(tmp_path):
         ServeSettings(stages={"nope": {}})
 
 
+def test_ray_serve_env_follows_the_settings_unless_the_variable_is_set(monkeypatch):
+    from docray.serve_apps.runner import ray_serve_env
+    from docray.serve_apps.settings import ServeSettings
+
+    monkeypatch.delenv("RAY_SERVE_THROUGHPUT_OPTIMIZED", raising=False)
+    assert ray_serve_env(ServeSettings()) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1"}
+    off = ServeSettings(throughput_optimized=False)
+    assert ray_serve_env(off) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "0"}
+    monkeypatch.setenv("RAY_SERVE_THROUGHPUT_OPTIMIZED", "1")
+    assert ray_serve_env(off) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1"}  # the user's wins
+
+
 def test_milvus_server_and_in_process_query_use_one_blas_thread(monkeypatch, tmp_path):
     from threadpoolctl import threadpool_info, threadpool_limits
 
