@@ -72,7 +72,7 @@ class ReplicaPoller(threading.Thread):
 
 def qa_questions(path: Path, n: int) -> list[dict]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [{"question": r["question"], "doc": r["doc"]} for r in rows[:n]]
+    return [{"question": r["question"], "doc": r["doc"]} for r in (rows[:n] if n else rows)]
 
 
 def autoscale_summary(rows: list[dict], steps: list[dict], t0: float,
@@ -204,7 +204,9 @@ def main() -> None:
     ap.add_argument("--wait", default="0", help='think time per user: "0" or "LOW,HIGH" s')
     ap.add_argument("--questions", type=Path, default=REPO.parent / "shared/eval/qa.jsonl",
                     help="QA file used with --data")
-    ap.add_argument("--n-questions", type=int, default=200)
+    ap.add_argument("--n-questions", type=int, default=0,
+                    help="the first N questions of --questions (0: all 550, so few repeat and "
+                         "the servers' caches of parsed records help little)")
     ap.add_argument("--cooldown-seconds", type=int, default=40)
     args = ap.parse_args()
 
