@@ -57,12 +57,13 @@ def k_hop(store: GraphStore, seeds: dict[str, float], hops: int, workspace: str 
     return _to_dict(store, _walk(store, x, hops, decay, edge_types, normalize), workspace)
 
 
-def _step(store: GraphStore, edge_types: Sequence[str] | None, normalize: bool) -> sp.csr_matrix:
-    """Walk operator, cached on the store until its next write (query-time hot path)."""
+def _step(store: GraphStore, edge_types: Sequence[str] | None, normalize: bool) -> sp.csc_matrix:
+    """Walk operator, cached on the store until its next write (query-time hot path). CSC:
+    a sparse frontier takes column slices, and a full product costs the same as CSR."""
     key = ("step", None if edge_types is None else frozenset(edge_types), normalize)
     if key not in store._cache:
         adj = store.adjacency(edge_types)
-        store._cache[key] = (_transition(adj) if normalize else adj).T.tocsr()  # (n, n)
+        store._cache[key] = (_transition(adj) if normalize else adj).T.tocsc()  # (n, n)
     return store._cache[key]
 
 
@@ -75,21 +76,11 @@ def _walk(store: GraphStore, x: np.ndarray, hops: int, decay: float,
     for _ in range(hops):
         nz = np.flatnonzero(frontier)  # (m,)
         if len(nz) * 16 < len(frontier):
-            cols = _step_columns(store, edge_types, normalize)[:, nz]  # (n, m)
-            frontier = decay * (cols @ frontier[nz])  # (n,)
+            frontier = decay * (step[:, nz] @ frontier[nz])  # (n, m) @ (m,) -> (n,)
         else:
             frontier = decay * (step @ frontier)  # (n,)
         best = np.maximum(best, frontier)
     return best
-
-
-def _step_columns(store: GraphStore, edge_types: Sequence[str] | None,
-                  normalize: bool) -> sp.csc_matrix:
-    """The walk operator in CSC, for column slices (cached beside it)."""
-    key = ("step-csc", None if edge_types is None else frozenset(edge_types), normalize)
-    if key not in store._cache:
-        store._cache[key] = _step(store, edge_types, normalize).tocsc()
-    return store._cache[key]
 
 
 def k_hop_top(store: GraphStore, seeds: dict[str, float], hops: int, workspace: str = "default",
