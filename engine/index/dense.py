@@ -24,6 +24,7 @@ from typing import Any, Protocol, Sequence
 import numpy as np
 
 from docray.engine.config import MilvusConfig
+from docray.engine.embed.base import l2_normalize
 from docray.engine.errors import BadInput, Corrupt, Unavailable
 from docray.engine.model import Chunk
 
@@ -61,10 +62,8 @@ class DenseStore(Protocol):
                       modalities: Sequence[str] | None = None) -> list[DenseHit]: ...
 
 
-def _unit(vec: np.ndarray) -> np.ndarray:
-    v = np.asarray(vec, np.float32).reshape(-1)  # (dim,)
-    n = float(np.linalg.norm(v))
-    return v / n if n > 0 else v
+def _query(vec: np.ndarray) -> list[float]:
+    return l2_normalize(np.asarray(vec, np.float32).reshape(-1)).tolist()  # (dim,)
 
 
 def truncate_bytes(text: str, limit: int) -> str:
@@ -220,19 +219,17 @@ class MilvusDenseStore:
         except Exception as err:  # noqa: BLE001 — no index yet, or an older server
             log.debug("no dense index found on %s: %s", name, err)
             got, metric = None, "COSINE"
-        if metric != METRIC and self._unit_rows(name):
-            metric = METRIC
-        elif got == want:
-            self.metric[name] = metric
+        to = METRIC if metric != METRIC and self._unit_rows(name) else metric
+        self.metric[name] = to
+        if (got, metric) == (want, to):
             return
-        log.info("rebuilding the dense index of %s: %s -> %s %s", name, got, want, metric)
+        log.info("rebuilding the dense index of %s: %s %s -> %s %s", name, got, metric, want, to)
         c.release_collection(name)
         if got is not None:
             c.drop_index(name, "dense")
         idx = c.prepare_index_params()
-        idx.add_index("dense", index_type=want, metric_type=metric, params=_INDEX_PARAMS[want])
+        idx.add_index("dense", index_type=want, metric_type=to, params=_INDEX_PARAMS[want])
         c.create_index(name, idx)
-        self.metric[name] = metric
 
     def _unit_rows(self, name: str, sample: int = 2000) -> bool:
         """Whether the collection's stored vectors (a sample) all have unit length."""
@@ -252,8 +249,7 @@ class MilvusDenseStore:
             raise BadInput("vectors", f"shape {vecs.shape} != ({n}, {self.dim})")
         if not np.isfinite(vecs).all():
             raise BadInput("vectors", "contain NaN or infinite values")
-        norms = np.linalg.norm(vecs, axis=1, keepdims=True)  # (n, 1)
-        return vecs / np.where(norms > 0, norms, 1.0)
+        return l2_normalize(vecs)
 
     def _upsert(self, collection: str, rows: list[dict[str, Any]]) -> None:
         if not rows:
@@ -333,6 +329,10 @@ class MilvusDenseStore:
 
     _FIELDS = ["doc_id", "page", "modality", "text", "payload"]
 
+    def _dense_params(self, name: str) -> dict[str, Any]:
+        return {"metric_type": self.metric.get(name, METRIC),
+                "params": _SEARCH_PARAMS[self.config.index_type]}
+
     def search_dense(self, query_vec: np.ndarray, k: int, workspace: str,
                      doc_ids: Sequence[str] | None = None,
                      modalities: Sequence[str] | None = None,
@@ -343,11 +343,9 @@ class MilvusDenseStore:
         without ``payload`` reports the row id)."""
         name = self._name(collection)
         res = self.client.search(
-            name, data=[_unit(query_vec).tolist()], anns_field="dense", limit=k,
+            name, data=[_query(query_vec)], anns_field="dense", limit=k,
             filter=build_filter(workspace, doc_ids, modalities, pages),
-            output_fields=list(fields or self._FIELDS),
-            search_params={"metric_type": self.metric.get(name, METRIC),
-                           "params": _SEARCH_PARAMS[self.config.index_type]})
+            output_fields=list(fields or self._FIELDS), search_params=self._dense_params(name))
         return self._hits(res, workspace)
 
     def search_sparse(self, query_text: str, k: int, workspace: str,
@@ -381,10 +379,8 @@ class MilvusDenseStore:
                                      collection)
         expr, limit = build_filter(workspace, doc_ids, modalities, pages), candidates or max(k, 50)
         name = self._name(collection)
-        reqs = [AnnSearchRequest(data=[_unit(query_vec).tolist()], anns_field="dense",
-                                 limit=limit, expr=expr,
-                                 param={"metric_type": self.metric.get(name, METRIC),
-                                        "params": _SEARCH_PARAMS[self.config.index_type]}),
+        reqs = [AnnSearchRequest(data=[_query(query_vec)], anns_field="dense", limit=limit,
+                                 expr=expr, param=self._dense_params(name)),
                 AnnSearchRequest(data=[query_text], anns_field="sparse", limit=limit, expr=expr,
                                  param={"metric_type": "BM25"})]
         ranker = WeightedRanker(*weights) if weights else RRFRanker(60)
