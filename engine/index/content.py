@@ -58,6 +58,18 @@ class _Parsed:
         with self._lock:
             self._items.clear()
 
+    def through(self, prefix: tuple, ids: Iterable, load) -> dict:
+        """id → value for ``ids``: cached under ``(*prefix, id)``, the rest from
+        ``load(missing ids) -> {id: value}`` and kept."""
+        ids = list(dict.fromkeys(ids))
+        out = {k[-1]: v for k, v in self.get_many([(*prefix, i) for i in ids]).items()}
+        todo = [i for i in ids if i not in out]
+        if todo:
+            new = load(todo)
+            self.put_many({(*prefix, i): v for i, v in new.items()})
+            out.update(new)
+        return out
+
 
 class ContentStore:
     """Records are read-only once returned: parsed ones are shared between reads."""
@@ -91,16 +103,9 @@ class ContentStore:
 
     def _records(self, kind: str, model, workspace: str, ids: Iterable[str]) -> dict:
         self._fresh()
-        ids = list(dict.fromkeys(ids))
-        hit = self._parsed.get_many([(kind, workspace, i) for i in ids])
-        out = {k[2]: v for k, v in hit.items()}
-        todo = [i for i in ids if i not in out]
-        if todo:
-            new = {k: model.model_validate_json(v) for k, v in self._many(
-                f"SELECT {kind}_id, body FROM {kind}s", f"{kind}_id", workspace, todo)}
-            self._parsed.put_many({(kind, workspace, k): v for k, v in new.items()})
-            out.update(new)
-        return out
+        return self._parsed.through((kind, workspace), ids, lambda todo: {
+            k: model.model_validate_json(v) for k, v in self._many(
+                f"SELECT {kind}_id, body FROM {kind}s", f"{kind}_id", workspace, todo)})
 
     def add_doc(self, workspace: str, units: list[Unit], chunks: list[Chunk]) -> None:
         with self._tx() as c:
@@ -130,35 +135,27 @@ class ContentStore:
     def chunks_for_units(self, workspace: str, unit_ids: Iterable[str]) -> dict[str, list[str]]:
         """Unit id → its chunk ids (units without a chunk are left out). A graph walk asks
         for up to thousands of units per query: the links are kept apart from the records."""
+        def load(todo: list[str]) -> dict[str, list[str]]:
+            found: dict[str, list[str]] = {u: [] for u in todo}  # kept empty too
+            for u, ch in self._many("SELECT unit_id, chunk_id FROM unit_chunk", "unit_id",
+                                    workspace, todo):
+                found[u].append(ch)
+            return found
+
         self._fresh()
-        ids = list(dict.fromkeys(unit_ids))
-        known = self._links.get_many([(workspace, u) for u in ids])
-        todo = [u for u in ids if (workspace, u) not in known]
-        found: dict[str, list[str]] = {u: [] for u in todo}
-        for u, ch in self._many("SELECT unit_id, chunk_id FROM unit_chunk", "unit_id",
-                                workspace, todo):
-            found[u].append(ch)
-        self._links.put_many({(workspace, u): v for u, v in found.items()})
-        out = {k[1]: v for k, v in known.items() if v}
-        out.update({u: v for u, v in found.items() if v})
-        return out
+        return {u: v for u, v in self._links.through((workspace,), unit_ids, load).items() if v}
 
     def chunks_on_pages(self, workspace: str, pages: Iterable[tuple[str, int]]) -> dict:
         """(doc_id, page) → chunk ids whose pages include it."""
-        self._fresh()
-        want = set(pages)
-        hit = self._parsed.get_many([("page", workspace, p) for p in want])
-        out = {k[2]: v for k, v in hit.items()}
-        new: dict[tuple, list[str]] = {}
-        for doc_id, page in want - set(out):  # SQLite reads the pages array: no body parsed
-            new[("page", workspace, (doc_id, page))] = [cid for (cid,) in self._db.execute(
+        def load(todo: list[tuple[str, int]]) -> dict[tuple[str, int], list[str]]:
+            return {(doc_id, page): [cid for (cid,) in self._db.execute(  # no body parsed
                 "SELECT chunk_id FROM chunks WHERE workspace=? AND doc_id=? "
                 "AND first_page BETWEEN ? AND ? AND EXISTS "
                 "(SELECT 1 FROM json_each(body, '$.pages') WHERE value = ?)",
-                (workspace, doc_id, page - 3, page, page))]
-        self._parsed.put_many(new)
-        out.update({k[2]: v for k, v in new.items()})
-        return out
+                (workspace, doc_id, page - 3, page, page))] for doc_id, page in todo}
+
+        self._fresh()
+        return self._parsed.through(("page", workspace), pages, load)
 
     def doc_chunks(self, workspace: str, doc_id: str | None = None) -> list[Chunk]:
         sql, args = "SELECT body FROM chunks WHERE workspace=?", [workspace]
