@@ -11,8 +11,8 @@ cut has no stored tokens; it comes back as None and the caller encodes it.
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -42,8 +42,8 @@ class StoredSpans:
         self.store, self.content, self.tok = store, content, tokenizer
         self.max_tokens = max_tokens  # word pieces kept per index text (model length − 2)
         self._heads: dict[tuple, int] = {}
-        self._offs: dict[str, np.ndarray] = {}  # text → word-piece offsets, oldest first
-        self._lock = threading.Lock()
+        # an answer usually reads the chunks the previous one read: keep recent offsets
+        self._offsets = lru_cache(maxsize=512)(self._word_pieces)
 
     @classmethod
     def open(cls, store, content, encoder) -> "StoredSpans | None":
@@ -69,19 +69,11 @@ class StoredSpans:
                                             add_special_tokens=False, verbose=False)["input_ids"])
         return self._heads[key]
 
-    def _offsets(self, text: str) -> np.ndarray:
-        """(m, 2) char span of each word piece of ``text``; the last few hundred texts are
-        kept, as an answer is usually asked of the chunks the previous one read."""
-        offs = self._offs.get(text)
-        if offs is None:
-            enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True,
-                           verbose=False)
-            offs = np.asarray(enc["offset_mapping"], np.int64).reshape(-1, 2)  # (m, 2)
-            with self._lock:
-                self._offs[text] = offs
-                while len(self._offs) > 512:
-                    self._offs.pop(next(iter(self._offs)))
-        return offs
+    def _word_pieces(self, text: str) -> np.ndarray:
+        """(m, 2) char span of each word piece of ``text``."""
+        enc = self.tok(text, add_special_tokens=False, return_offsets_mapping=True,
+                       verbose=False)
+        return np.asarray(enc["offset_mapping"], np.int64).reshape(-1, 2)  # (m, 2)
 
     def _align(self, p: "Passage", tokens: np.ndarray) -> _Aligned | None:
         c = p.chunk
