@@ -117,6 +117,11 @@ class MilvusConfig(_Strict):
         "one-document filter, where FLAT costs the same. Changing it rebuilds the index of an "
         "existing collection on open.")
     collection_prefix: str = "docray"
+    doc_partitions: int = Field(
+        16, ge=0, le=1024, description="Partitions of a copy of the chunk collection split by "
+        "document, which searches scoped to documents read instead of the whole workspace "
+        "(milvus-lite scans every row of what it searches; on the corpus 34 -> 14 ms per "
+        "scoped dense + BM25 pair). 0: no copy (a Milvus server prunes partitions itself).")
 
 
 class PageIndexConfig(_Strict):

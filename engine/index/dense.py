@@ -10,8 +10,11 @@ COSINE is rebuilt as IP when its stored rows are unit length). The primary key i
 ``{workspace}/{chunk_id}`` (entities and relations: ``{workspace}/{doc_id}:{id}``) so
 tenants never overwrite each other; hits report the logical id. Writes are upserts by id,
 so re-ingesting is idempotent; every write is flushed. Every search filters by workspace.
+``{prefix}_chunks_by_doc`` copies the chunks split into partitions by document; searches
+scoped to documents read only their partitions (see :mod:`.doc_partitions`).
 ``<db>.manifest.json`` (server URIs: ``<data_dir>/<prefix>_dense.manifest.json``) records
-the encoder and dim; opening with another one raises :class:`Corrupt`.
+the encoder and dim (opening with another one raises :class:`Corrupt`) and whether the
+copy by document is complete.
 """
 from __future__ import annotations
 
@@ -26,13 +29,15 @@ import numpy as np
 from docray.engine.config import MilvusConfig
 from docray.engine.embed.base import l2_normalize
 from docray.engine.errors import BadInput, Corrupt, Unavailable
+from docray.engine.index.doc_partitions import DocPartitions
+from docray.engine.index.milvus_rows import (ID_BYTES, TEXT_BYTES, build_filter, query_vector,
+                                             row_id, truncate_bytes)
 from docray.engine.model import Chunk
 
 log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 COLLECTIONS = ("chunks", "entities", "relations")
 _REF_KEYS = ("chunk_id", "entity_id", "relation_id")
-TEXT_BYTES, ID_BYTES = 65535, 512
 METRIC = "IP"  # over unit vectors: cosine without a norm per row per search
 _INDEX_PARAMS = {"FLAT": {}, "IVF_FLAT": {"nlist": 128}, "IVF_SQ8": {"nlist": 128},
                  "HNSW": {"M": 16, "efConstruction": 200}}
@@ -60,54 +65,6 @@ class DenseStore(Protocol):
     def search_hybrid(self, query_text: str, query_vec: np.ndarray, k: int, workspace: str,
                       doc_ids: Sequence[str] | None = None,
                       modalities: Sequence[str] | None = None) -> list[DenseHit]: ...
-
-
-def _query(vec: np.ndarray) -> list[float]:
-    return l2_normalize(np.asarray(vec, np.float32).reshape(-1)).tolist()  # (dim,)
-
-
-def truncate_bytes(text: str, limit: int) -> str:
-    """Longest prefix of ``text`` whose UTF-8 encoding fits ``limit`` bytes.
-
-    >>> truncate_bytes("héllo", 2)
-    'h'
-    """
-    data = text.encode("utf-8")
-    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
-
-
-def row_id(workspace: str, key: str) -> str:
-    """Primary key: ids are unique per workspace, the collection spans workspaces."""
-    return truncate_bytes(f"{workspace}/{key}", ID_BYTES)
-
-
-def _q(value: str) -> str:
-    """A Milvus string literal.
-
-    >>> _q('a"b')
-    '"a\\\\"b"'
-    """
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def build_filter(workspace: str | None = None, doc_ids: Sequence[str] | None = None,
-                 modalities: Sequence[str] | None = None,
-                 pages: Sequence[int] | None = None) -> str:
-    """Boolean filter expression over the scalar fields.
-
-    >>> build_filter("w", ["d1"], None, [2])
-    'workspace == "w" and doc_id in ["d1"] and page in [2]'
-    """
-    parts = []
-    if workspace is not None:
-        parts.append(f"workspace == {_q(workspace)}")
-    if doc_ids is not None:
-        parts.append(f"doc_id in [{', '.join(_q(d) for d in doc_ids)}]")
-    if modalities is not None:
-        parts.append(f"modality in [{', '.join(_q(m) for m in modalities)}]")
-    if pages is not None:
-        parts.append(f"page in [{', '.join(str(int(p)) for p in pages)}]")
-    return " and ".join(parts)
 
 
 def _load_pymilvus_lazy_imports() -> None:
@@ -140,7 +97,7 @@ class MilvusDenseStore:
             data_dir.mkdir(parents=True, exist_ok=True)
             self.uri = config.uri
             self.manifest_path = data_dir / f"{config.collection_prefix}_dense.manifest.json"
-        self._check_manifest()
+        self._partitions_ready = self._check_manifest()
         _load_pymilvus_lazy_imports()  # searches may run on several threads from here on
         try:
             self.client = MilvusClient(uri=self.uri)
@@ -152,11 +109,20 @@ class MilvusDenseStore:
         for name in self.names.values():
             self._ensure(name)
         self._write_manifest()
+        self.by_doc = DocPartitions(
+            self.client, self.names["chunks"], config.doc_partitions, self._create,
+            self.manifest_path.with_name(self.manifest_path.name + ".lock"),
+            self._read_partitions_ready, self._set_partitions_ready)
+        self.by_doc.open()
+        if self.by_doc.active:  # index type or metric changed since the copy was built
+            self._match_index(self.by_doc.name)
+            self.client.load_collection(self.by_doc.name)
 
     # -- manifest and schema --------------------------------------------------------------
-    def _check_manifest(self) -> None:
+    def _check_manifest(self) -> int:
+        """Raise unless the manifest matches; return its ``doc_partitions`` (0: none)."""
         if not self.manifest_path.exists():
-            return
+            return 0
         try:
             m = json.loads(self.manifest_path.read_text(encoding="utf-8"))
             found = (int(m["schema_version"]), int(m["dim"]), str(m["encoder"]))
@@ -167,17 +133,25 @@ class MilvusDenseStore:
             raise Corrupt(str(self.manifest_path),
                           f"dense store was written with schema/dim/encoder {found}, opened with "
                           f"{want}; re-ingest into a fresh data dir or restore the encoder config")
+        return int(m.get("doc_partitions", 0))
+
+    def _read_partitions_ready(self) -> int:
+        self._partitions_ready = self._check_manifest()
+        return self._partitions_ready
+
+    def _set_partitions_ready(self, n: int) -> None:
+        self._partitions_ready = n
+        self._write_manifest()
 
     def _write_manifest(self) -> None:
         body = {"schema_version": SCHEMA_VERSION, "dim": self.dim, "encoder": self.encoder,
-                "collections": sorted(self.names.values()), "index_type": self.config.index_type}
+                "collections": sorted(self.names.values()), "index_type": self.config.index_type,
+                "doc_partitions": self._partitions_ready}
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(body, indent=2, sort_keys=True), encoding="utf-8")
         tmp.replace(self.manifest_path)
 
     def _ensure(self, name: str) -> None:
-        from pymilvus import DataType, Function, FunctionType
-
         c = self.client
         if c.has_collection(name):
             fields = {f["name"]: f for f in c.describe_collection(name)["fields"]}
@@ -187,9 +161,18 @@ class MilvusDenseStore:
             self._match_index(name)
             c.load_collection(name)
             return
+        self._create(name)
+
+    def _create(self, name: str, partition_key: bool = True) -> None:
+        """An empty collection; ``workspace`` is its partition key unless the caller
+        partitions it (the copy by document)."""
+        from pymilvus import DataType, Function, FunctionType
+
+        c = self.client
         s = c.create_schema(auto_id=False, enable_dynamic_field=False)
         s.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
-        s.add_field("workspace", DataType.VARCHAR, max_length=128, is_partition_key=True)
+        s.add_field("workspace", DataType.VARCHAR, max_length=128,
+                    is_partition_key=partition_key)
         s.add_field("doc_id", DataType.VARCHAR, max_length=128)
         s.add_field("modality", DataType.VARCHAR, max_length=32)
         s.add_field("page", DataType.INT64)
@@ -199,12 +182,13 @@ class MilvusDenseStore:
         s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
         s.add_function(Function(name=f"{name}_bm25", function_type=FunctionType.BM25,
                                 input_field_names=["text"], output_field_names=["sparse"]))
+        metric = self.metric.get(self.names["chunks"], METRIC)  # the copy scores as its source
         idx = c.prepare_index_params()
-        idx.add_index("dense", index_type=self.config.index_type, metric_type=METRIC,
+        idx.add_index("dense", index_type=self.config.index_type, metric_type=metric,
                       params=_INDEX_PARAMS[self.config.index_type])
         idx.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         c.create_collection(name, schema=s, index_params=idx)
-        self.metric[name] = METRIC
+        self.metric[name] = metric
         log.info("created Milvus collection %s (dim %d) at %s", name, self.dim, self.uri)
 
     def _match_index(self, name: str) -> None:
@@ -268,6 +252,7 @@ class MilvusDenseStore:
                  "payload": {"chunk_id": c.chunk_id, "pages": c.pages, "unit_ids": c.unit_ids,
                              "section": c.section, "bbox": list(c.bbox) if c.bbox else None},
                  "dense": v.tolist()} for c, v in zip(chunks, vecs)]
+        self.by_doc.upsert(rows)  # first: an ingest that dies in between is redone
         self._upsert("chunks", rows)
 
     def _upsert_named(self, collection: str, key: str, workspace: str, doc_id: str,
@@ -296,6 +281,7 @@ class MilvusDenseStore:
 
     def delete_doc(self, workspace: str, doc_id: str) -> None:
         expr = build_filter(workspace, [doc_id])
+        self.by_doc.delete(expr)
         for name in self.names.values():
             self.client.delete(name, filter=expr)
             self.client.flush(name)
@@ -329,6 +315,15 @@ class MilvusDenseStore:
 
     _FIELDS = ["doc_id", "page", "modality", "text", "payload"]
 
+    def _target(self, collection: str, doc_ids: Sequence[str] | None
+                ) -> tuple[str, list[str] | None]:
+        """The collection to search and its partitions: a search of chunks scoped to
+        documents reads their partitions of the copy by document."""
+        name = self._name(collection)
+        if name == self.names["chunks"] and (routed := self.by_doc.route(doc_ids)):
+            return routed
+        return name, None
+
     def _dense_params(self, name: str) -> dict[str, Any]:
         return {"metric_type": self.metric.get(name, METRIC),
                 "params": _SEARCH_PARAMS[self.config.index_type]}
@@ -341,10 +336,10 @@ class MilvusDenseStore:
                      fields: Sequence[str] | None = None) -> list[DenseHit]:
         """Nearest by cosine. ``fields``: the output fields to fetch (default all; a hit
         without ``payload`` reports the row id)."""
-        name = self._name(collection)
+        name, parts = self._target(collection, doc_ids)
         res = self.client.search(
-            name, data=[_query(query_vec)], anns_field="dense", limit=k,
-            filter=build_filter(workspace, doc_ids, modalities, pages),
+            name, data=[query_vector(query_vec)], anns_field="dense", limit=k,
+            filter=build_filter(workspace, doc_ids, modalities, pages), partition_names=parts,
             output_fields=list(fields or self._FIELDS), search_params=self._dense_params(name))
         return self._hits(res, workspace)
 
@@ -358,9 +353,10 @@ class MilvusDenseStore:
         :meth:`search_dense`."""
         if not query_text.strip():
             return []
+        name, parts = self._target(collection, doc_ids)
         res = self.client.search(
-            self._name(collection), data=[query_text], anns_field="sparse", limit=k,
-            filter=build_filter(workspace, doc_ids, modalities, pages),
+            name, data=[query_text], anns_field="sparse", limit=k,
+            filter=build_filter(workspace, doc_ids, modalities, pages), partition_names=parts,
             output_fields=list(fields or self._FIELDS), search_params={"metric_type": "BM25"})
         return self._hits(res, workspace, bm25=True)
 
@@ -378,13 +374,13 @@ class MilvusDenseStore:
             return self.search_dense(query_vec, k, workspace, doc_ids, modalities, pages,
                                      collection)
         expr, limit = build_filter(workspace, doc_ids, modalities, pages), candidates or max(k, 50)
-        name = self._name(collection)
-        reqs = [AnnSearchRequest(data=[_query(query_vec)], anns_field="dense", limit=limit,
+        name, parts = self._target(collection, doc_ids)
+        reqs = [AnnSearchRequest(data=[query_vector(query_vec)], anns_field="dense", limit=limit,
                                  expr=expr, param=self._dense_params(name)),
                 AnnSearchRequest(data=[query_text], anns_field="sparse", limit=limit, expr=expr,
                                  param={"metric_type": "BM25"})]
         ranker = WeightedRanker(*weights) if weights else RRFRanker(60)
-        res = self.client.hybrid_search(name, reqs, ranker, limit=k,
+        res = self.client.hybrid_search(name, reqs, ranker, limit=k, partition_names=parts,
                                         output_fields=self._FIELDS)
         return self._hits(res, workspace)
 

@@ -6,7 +6,8 @@ import pytest
 
 from docray.engine.config import MilvusConfig
 from docray.engine.errors import BadInput, Corrupt
-from docray.engine.index.dense import MilvusDenseStore, truncate_bytes
+from docray.engine.index.dense import MilvusDenseStore
+from docray.engine.index.milvus_rows import truncate_bytes
 from docray.engine.model import Chunk
 
 DIM = 8
@@ -198,9 +199,10 @@ def test_vectors_are_stored_at_unit_length_and_scored_by_inner_product(store):
 
 
 def _cosine_collection(tmp_path, vectors):
-    """A collection as an older docray wrote it: COSINE index, vectors as given."""
-    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t"), tmp_path, dim=DIM,
-                         encoder="fake")
+    """A collection as an older docray wrote it: COSINE index, vectors as given, no copy
+    by document."""
+    s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t", doc_partitions=0),
+                         tmp_path, dim=DIM, encoder="fake")
     name = s.names["chunks"]
     s.client.release_collection(name)
     s.client.drop_index(name, "dense")
@@ -237,5 +239,7 @@ def test_an_older_cosine_collection_of_other_lengths_keeps_cosine(tmp_path):
         assert s.client.describe_index(name, "dense")["metric_type"] == "COSINE"
         hit = s.search_dense(_vec(2), 1, "w1")[0]  # searched with the metric it has
         assert hit.id == "docA:c2" and hit.score == pytest.approx(1.0, abs=1e-5)
+        scoped = s.search_dense(_vec(2), 1, "w1", ["docA"])[0]  # the copy scores alike
+        assert scoped.id == "docA:c2" and scoped.score == pytest.approx(1.0, abs=1e-5)
     finally:
         s.close()

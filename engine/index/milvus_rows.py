@@ -1,0 +1,60 @@
+"""Milvus rows and expressions: primary keys, byte-bounded text, string literals, the
+scalar filter every search uses, and query vectors at unit length."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from docray.engine.embed.base import l2_normalize
+
+TEXT_BYTES, ID_BYTES = 65535, 512
+
+
+def query_vector(vec: np.ndarray) -> list[float]:
+    """A query vector at unit length, as Milvus takes it."""
+    return l2_normalize(np.asarray(vec, np.float32).reshape(-1)).tolist()  # (dim,)
+
+
+def truncate_bytes(text: str, limit: int) -> str:
+    """Longest prefix of ``text`` whose UTF-8 encoding fits ``limit`` bytes.
+
+    >>> truncate_bytes("héllo", 2)
+    'h'
+    """
+    data = text.encode("utf-8")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
+def row_id(workspace: str, key: str) -> str:
+    """Primary key: ids are unique per workspace, the collection spans workspaces."""
+    return truncate_bytes(f"{workspace}/{key}", ID_BYTES)
+
+
+def _q(value: str) -> str:
+    """A Milvus string literal.
+
+    >>> _q('a"b')
+    '"a\\\\"b"'
+    """
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def build_filter(workspace: str | None = None, doc_ids: Sequence[str] | None = None,
+                 modalities: Sequence[str] | None = None,
+                 pages: Sequence[int] | None = None) -> str:
+    """Boolean filter expression over the scalar fields.
+
+    >>> build_filter("w", ["d1"], None, [2])
+    'workspace == "w" and doc_id in ["d1"] and page in [2]'
+    """
+    parts = []
+    if workspace is not None:
+        parts.append(f"workspace == {_q(workspace)}")
+    if doc_ids is not None:
+        parts.append(f"doc_id in [{', '.join(_q(d) for d in doc_ids)}]")
+    if modalities is not None:
+        parts.append(f"modality in [{', '.join(_q(m) for m in modalities)}]")
+    if pages is not None:
+        parts.append(f"page in [{', '.join(str(int(p)) for p in pages)}]")
+    return " and ".join(parts)
