@@ -78,6 +78,7 @@ def single_thread_blas() -> None:
 
 
 def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
+    from docray.engine.heap import settle_heap
     from docray.engine.embed import get_text_encoder
     from docray.engine.retrieve.dense import DenseSearcher
     from docray.engine.retrieve.engine import Fuser
@@ -93,9 +94,12 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
         return row["filename"] if row else doc_id
 
     chunk_tokens = getattr(stores, "chunk_tokens", None)
-    return Parts(encode_query=make_query_encoder(encoder), dense=DenseSearcher(stores.dense),
-                 graph=GraphWalker(stores.graph, stores.content, cfg.retrieve.graph_hops),
-                 pages=page_searcher(cfg, stores.pages), fuser=Fuser(cfg, stores.content, filename),
-                 reranker=make_reranker(cfg, encoder, chunk_tokens),
-                 answerer=make_answerer(cfg, encoder, stores.artifacts(cfg.paths.workspace),
-                                        chunk_tokens, stores.content))
+    parts = Parts(encode_query=make_query_encoder(encoder), dense=DenseSearcher(stores.dense),
+                  graph=GraphWalker(stores.graph, stores.content, cfg.retrieve.graph_hops),
+                  pages=page_searcher(cfg, stores.pages),
+                  fuser=Fuser(cfg, stores.content, filename),
+                  reranker=make_reranker(cfg, encoder, chunk_tokens),
+                  answerer=make_answerer(cfg, encoder, stores.artifacts(cfg.paths.workspace),
+                                         chunk_tokens, stores.content))
+    settle_heap("query engine")
+    return parts

@@ -6,6 +6,7 @@ from functools import partial
 from ray import serve
 
 from docray.engine.config import DocrayConfig
+from docray.engine.heap import settle_heap
 from docray.serve_apps.settings import Limits
 
 
@@ -23,6 +24,7 @@ class Ingress:
         stages = HandleStages(graph, dense, pages, rerank, synthesis, documents,
                               retry_after=limits.retry_after_s)
         self.ctx = IngressContext.build(cfg, limits, stages, partial(serve_replicas, app_name))
+        settle_heap("Ingress")
 
     def __serve_build_asgi_app__(self):
         from docray.serve_apps.ingress.app import create_app

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ray import serve
 
 from docray.engine.config import DocrayConfig
+from docray.engine.heap import settle_heap
 
 
 @serve.deployment(name="GraphWalk")
@@ -12,6 +13,7 @@ class GraphWalk:
         from docray.serve_apps.retrieval.service import GraphWalkService
 
         self.service = GraphWalkService(DocrayConfig.model_validate_json(cfg_json))
+        settle_heap("GraphWalk")
 
     async def search(self, plan, workspace, doc_ids, k):
         return await self.service.search(plan, workspace, doc_ids, k)
@@ -23,6 +25,7 @@ class DenseSearch:
         from docray.serve_apps.retrieval.service import DenseSearchService
 
         self.service = DenseSearchService(DocrayConfig.model_validate_json(cfg_json))
+        settle_heap("DenseSearch")
 
     async def search(self, plan, qvec, workspace, doc_ids, k):
         return await self.service.search(plan, qvec, workspace, doc_ids, k)
@@ -34,6 +37,7 @@ class PageRetrieval:
         from docray.serve_apps.retrieval.service import PageRetrievalService
 
         self.service = PageRetrievalService(DocrayConfig.model_validate_json(cfg_json))
+        settle_heap("PageRetrieval")
 
     async def search(self, qtok, workspace, doc_ids, k):
         return await self.service.search(qtok, workspace, doc_ids, k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ray import serve
 
 from docray.engine.config import DocrayConfig
+from docray.engine.heap import settle_heap
 
 
 @serve.deployment(name="Synthesis")
@@ -12,6 +13,7 @@ class Synthesis:
         from docray.serve_apps.synthesis.service import SynthesisService
 
         self.service = SynthesisService(DocrayConfig.model_validate_json(cfg_json))
+        settle_heap("Synthesis")
 
     async def answer(self, question, passages, qvec=None):
         return await self.service.answer(question, passages, qvec)
