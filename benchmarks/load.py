@@ -197,7 +197,7 @@ def main() -> None:
     ap.add_argument("--step-seconds", type=int, default=10)
     ap.add_argument("--overload-factor", type=int, default=10)
     ap.add_argument("--overload-spawn-rate", type=float, default=20,
-                    help="overload users arriving per second (140 users: all in 7 s); the "
+                    help="overload users arriving per second (60 users: all in 3 s); the "
                          "stats cover the ramp too")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--out", type=Path, default=HERE / "results")
