@@ -18,8 +18,10 @@ copy by document is complete.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -67,6 +69,18 @@ class DenseStore(Protocol):
                       modalities: Sequence[str] | None = None) -> list[DenseHit]: ...
 
 
+@contextmanager
+def _locked(path: Path):
+    """An exclusive flock on ``path`` for the block: processes that open one store
+    serialise their manifest writes and the copy's build."""
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def _load_pymilvus_lazy_imports() -> None:
     """pymilvus loads scipy.sparse on its first search by executing a fresh copy of the
     module; two first searches on two threads race, and one fails with "partially
@@ -97,7 +111,7 @@ class MilvusDenseStore:
             data_dir.mkdir(parents=True, exist_ok=True)
             self.uri = config.uri
             self.manifest_path = data_dir / f"{config.collection_prefix}_dense.manifest.json"
-        self._partitions_ready = self._check_manifest()
+        self._check_manifest()
         _load_pymilvus_lazy_imports()  # searches may run on several threads from here on
         try:
             self.client = MilvusClient(uri=self.uri)
@@ -108,12 +122,11 @@ class MilvusDenseStore:
         self.metric: dict[str, str] = {}  # collection → its dense index's metric
         for name in self.names.values():
             self._ensure(name)
-        self._write_manifest()
-        self.by_doc = DocPartitions(
-            self.client, self.names["chunks"], config.doc_partitions, self._create,
-            self.manifest_path.with_name(self.manifest_path.name + ".lock"),
-            self._read_partitions_ready, self._set_partitions_ready)
-        self.by_doc.open()
+        self.by_doc = DocPartitions(self.client, self.names["chunks"], config.doc_partitions,
+                                    self._create, self._check_manifest, self._write_manifest)
+        with _locked(self.manifest_path.with_name(self.manifest_path.name + ".lock")):
+            self._write_manifest()  # another process's record of the copy is kept
+            self.by_doc.open()
         if self.by_doc.active:  # index type or metric changed since the copy was built
             self._match_index(self.by_doc.name)
             self.client.load_collection(self.by_doc.name)
@@ -135,18 +148,14 @@ class MilvusDenseStore:
                           f"{want}; re-ingest into a fresh data dir or restore the encoder config")
         return int(m.get("doc_partitions", 0))
 
-    def _read_partitions_ready(self) -> int:
-        self._partitions_ready = self._check_manifest()
-        return self._partitions_ready
-
-    def _set_partitions_ready(self, n: int) -> None:
-        self._partitions_ready = n
-        self._write_manifest()
-
-    def _write_manifest(self) -> None:
+    def _write_manifest(self, doc_partitions: int | None = None) -> None:
+        """Write the manifest; ``doc_partitions`` records the copy by document complete
+        for that many partitions (0: none; None: keep what the file says)."""
+        if doc_partitions is None:
+            doc_partitions = self._check_manifest()
         body = {"schema_version": SCHEMA_VERSION, "dim": self.dim, "encoder": self.encoder,
                 "collections": sorted(self.names.values()), "index_type": self.config.index_type,
-                "doc_partitions": self._partitions_ready}
+                "doc_partitions": doc_partitions}
         tmp = self.manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(body, indent=2, sort_keys=True), encoding="utf-8")
         tmp.replace(self.manifest_path)

@@ -13,16 +13,14 @@ scoped recall held (76.3 -> 76.6).
 
 Consistency: writes reach the copy before the chunk collection (an ingest that dies
 between the two is redone by its resume), deletes likewise. The copy of an existing
-collection is built by the first process that opens it, under a file lock, and used only
-once the manifest records it complete (``doc_partitions``); a half-built copy is
-dropped and built again.
+collection is built by the first process that opens it (the store holds its manifest
+lock meanwhile), and used only once the manifest records it complete
+(``doc_partitions``); a half-built copy is dropped and built again.
 """
 from __future__ import annotations
 
-import fcntl
 import logging
 import zlib
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 log = logging.getLogger(__name__)
@@ -42,36 +40,28 @@ class DocPartitions:
     """The document-partitioned copy of one collection.
 
     ``create(name, partition_key)`` makes an empty collection with the store's schema;
-    ``ready`` / ``mark_ready(n)`` read and write the store's manifest entry."""
+    ``ready()`` / ``mark_ready(n)`` read and write the store's manifest entry."""
 
     def __init__(self, client, source: str, n: int, create: Callable[[str, bool], None],
-                 lock_path: Path, ready: Callable[[], int], mark_ready: Callable[[int], None]):
+                 ready: Callable[[], int], mark_ready: Callable[[int], None]):
         self.client, self.source, self.n = client, source, int(n)
         self.name = f"{source}_by_doc"
-        self._create, self._lock_path = create, lock_path
-        self._ready, self._mark_ready = ready, mark_ready
+        self._create, self._ready, self._mark_ready = create, ready, mark_ready
         self.active = False
 
     def open(self) -> None:
         """Use the copy, building it from the source first when it is missing or was
-        built for another ``n``; with ``n == 0`` drop any copy."""
-        with open(self._lock_path, "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                self._open_locked()
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
-
-    def _open_locked(self) -> None:
+        built for another ``n``; with ``n == 0`` drop any copy. The caller holds the
+        store's manifest lock."""
         c = self.client
-        exists = c.has_collection(self.name)
-        if self.n and exists and self._ready() == self.n:
+        exists, ready = c.has_collection(self.name), self._ready()
+        if self.n and exists and ready == self.n:
             c.load_collection(self.name)
             self.active = True
             return
         if exists:
             log.info("dropping %s (built for %s partitions, want %s)", self.name,
-                     self._ready() or "an unfinished build", self.n)
+                     ready or "an unfinished build", self.n)
             c.drop_collection(self.name)
         self._mark_ready(0)
         if not self.n:
