@@ -35,6 +35,15 @@ def file_doc_id(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
+def doc_of(item_id: str) -> str:
+    """The document of a unit or chunk id: ids are made as ``{doc_id}:...``.
+
+    >>> doc_of("3f2a:p4:u7")
+    '3f2a'
+    """
+    return item_id.split(":", 1)[0]
+
+
 def clean_text(text: str) -> str:
     """Drop lone UTF-16 surrogates (some PDF text layers yield them); they cannot be
     encoded as UTF-8, so they would break JSON, SQLite and Milvus writes.

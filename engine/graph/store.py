@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from docray.engine.errors import BadInput, Corrupt
 from docray.engine.graph.align import normalize, tokens
 from docray.engine.graph.records import ENTITY, UNIT_OF, Edge, Node
+from docray.engine.model import doc_of
 
 log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
@@ -199,7 +200,7 @@ class GraphStore:
         if key not in cache:
             out: dict[str, list[str]] = {}
             for uid in node.unit_ids():
-                out.setdefault(uid.split(":", 1)[0], []).append(uid)
+                out.setdefault(doc_of(uid), []).append(uid)
             cache[key] = out
         return cache[key]
 

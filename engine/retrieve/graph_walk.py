@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 
 from docray.engine.graph.walk import k_hop_top
+from docray.engine.model import doc_of
 from docray.engine.retrieve.query import QueryPlan
 
 log = logging.getLogger(__name__)
 
 
 def _in_scope(chunk_id: str, doc_ids: set[str] | None) -> bool:
-    return doc_ids is None or chunk_id.split(":", 1)[0] in doc_ids
+    return doc_ids is None or doc_of(chunk_id) in doc_ids
 
 
 def _touches(node, doc_ids: set[str] | None) -> bool:
