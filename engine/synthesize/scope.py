@@ -36,6 +36,8 @@ _NUM = r"(\d{1,5}|" + "|".join(_NUMBER_WORDS) + r")"
 _PAGE_REF = re.compile(r"\bpages?\s+(?:no\.?\s*)?" + _NUM + r"\b", re.I)
 _LABEL_REF = re.compile(r"\b(fig(?:ure)?|table)s?\.?\s+(\d{1,3})\b", re.I)
 _NOT_NAME = re.compile(r"\d+(?:st|nd|rd|th)|q[1-4]|top-?\d+|p\d+|y{2,4}(?:-m{1,2})?(?:-d{1,2})?")
+_EXAMPLE = re.compile(r"\[[^\]]*\]")  # "a list like ['2006', '2007']": the answer's format
+_EMPHASIS = re.compile(r"[A-Z]{2,}(?:s|es|d|ed|ing)")  # "ANSWERed": a word stressed, not named
 
 
 def normalise(token: str) -> str:
@@ -56,14 +58,16 @@ def specific_terms(question: str) -> list[str]:
     ['tweets', 'boeing', '2015']
     >>> specific_terms("What is the color of the icons that users touch?")
     []
+    >>> specific_terms("Which years does the chart show? Answer as a list like ['2006', '2011']")
+    []
     """
     shouting = question.isupper()
     defined = {d.lower() for d in _DEFINED.findall(question)}  # acronyms it spells out
     out: dict[str, None] = {}
-    for i, tok in enumerate(_QTOK.findall(question)):
+    for i, tok in enumerate(_QTOK.findall(_EXAMPLE.sub(" ", question))):
         t = normalise(tok)
         if len(t) < 2 or t in _GENERIC or t in _METRICS or t in defined or \
-                _NOT_NAME.fullmatch(t):
+                _NOT_NAME.fullmatch(t) or _EMPHASIS.fullmatch(tok):
             continue
         has_digit, has_alpha = bool(re.search(r"\d", t)), bool(re.search(r"[a-z]", t))
         if _YEAR.fullmatch(t):
@@ -133,10 +137,13 @@ class Vocabulary:
         return words
 
     def mentions(self, term: str) -> bool:
-        """Said as such, with a space or nothing for a hyphen ("after-tax"), as two words
-        run together ("liabilitiesfor"), or misspelt by one edit in a long name
-        ("Neflix", "Activsion")."""
+        """Said as such, in the singular ("Rupees"), with a space or nothing for a hyphen
+        ("after-tax"), as two words run together ("liabilitiesfor"), or misspelt by one edit
+        in a long name ("Neflix", "Activsion")."""
         if term in self.text or term in self.words:
+            return True
+        if term.endswith("s") and len(term) > 3 and (term[:-1] in self.words
+                                                     or term[:-2] in self.words):
             return True
         if "-" in term and (term.replace("-", " ") in self.text
                             or term.replace("-", "") in self.words):

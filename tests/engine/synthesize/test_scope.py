@@ -10,6 +10,9 @@ def test_specific_terms_are_names_years_and_codes_not_question_words():
     assert specific_terms(q) == ["pfizer", "10-k", "gpt-4o", "2023"]
     assert specific_terms("WHAT IS THE LAST YEAR PRESENT IN THE TABLE?") == []
     assert specific_terms("How much did Boeing's revenue grow in FY2022?") == ["boeing", "2022"]
+    # format examples and stressed words are not names
+    assert specific_terms("List the Boeing years as ['2006', '2011']") == ["boeing"]
+    assert specific_terms("How many OUTCOMES should be ANSWERed in UNIT 8?") == ["outcomes", "unit"]
 
 
 def test_vocabulary_matches_words_years_and_phrases():
@@ -62,13 +65,15 @@ def test_pages_beyond_the_document_and_unlabelled_figures_are_out_of_scope():
 
 def test_metric_names_defined_acronyms_placeholders_and_typos_are_not_missing_names():
     content = _Content({("w", "n"): ["Netflix, Inc. reported after tax income and current "
-                                     "liabilities for 2015. Activision is not mentioned."]})
+                                     "liabilities for 2015. Activision is not mentioned. "
+                                     "Dividend per share: 3 rupee."]})
     chk = ScopeChecker(content)
     for q in ["What is the FY2015 EBITDA margin of Netflix?",
               "What is Netflix's days payable outstanding (DPO) in FY2015?",
               "Format the date as YYYY-MM-DD.",
               "What is the after-tax income of Neflix in 2015?",  # typo, hyphen variant
-              "What were the current Liabilitiesfor Netfilx in FY 2015?"]:
+              "What were the current Liabilitiesfor Netfilx in FY 2015?",
+              "What dividend did Netflix pay (Rupees) in 2015?"]:  # plural of a word it has
         assert chk.unmentioned(q, "w", ["n"]) == [], q
     assert chk.unmentioned("How much did Boeing earn in 2015?", "w", ["n"]) == ["boeing"]
     assert chk.unmentioned("What did Nexflux earn?", "w", ["n"]) == ["nexflux"]  # two edits
