@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 from pages_data import clustered_pages, fill, queries_from
 
 from docray.engine.index.pages import PageStore
@@ -88,3 +89,19 @@ def test_a_damaged_pooled_cache_is_rebuilt(tmp_path):
     assert len(pf.candidates(q, "ws", None)) == 20
     with np.load(pf.cache_path) as z:
         assert len(z["keys"]) == 105  # 100 pages in "ws" + 5 in "other", saved afresh
+
+
+def test_an_int8_store_prefilters_on_int8_rows_with_the_same_candidates(tmp_path):
+    docs = clustered_pages(60, 5, 64, seed=31)
+    store = _store(tmp_path, docs)
+    int8 = PooledPrefilter(store, n=30, threshold=100)
+    fp32_store = PageStore(tmp_path / "pages")
+    fp32_store.compute = "fp32"
+    fp32 = PooledPrefilter(fp32_store, n=30, threshold=100)
+    overlaps = []
+    for q in queries_from(docs, 8, n_tok=16, seed=6):
+        a, b = int8.candidates(q, "ws", None), fp32.candidates(q, "ws", None)
+        overlaps.append(len(a & b) / 30)
+    assert int8._matrix.dtype == torch.int8 and fp32._matrix.dtype == torch.float32
+    assert int8._matrix.nbytes * 4 == fp32._matrix.nbytes  # a quarter of the memory
+    assert np.mean(overlaps) >= 0.95 and min(overlaps) >= 0.85, overlaps
