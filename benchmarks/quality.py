@@ -246,8 +246,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--answers-only", action="store_true",
-                    help="Re-run only the answer/abstention part and latency (retrieval "
-                         "unchanged) and replace them in results/quality.json")
+                    help="Re-run only the answer/abstention part and both latencies "
+                         "(retrieval unchanged) and replace them in results/quality.json")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     qa = [json.loads(line) for line in QA.read_text().splitlines() if line.strip()]
@@ -257,6 +257,7 @@ def main() -> None:
     if args.answers_only:
         result = json.loads((RESULTS / "quality.json").read_text())
         asyncio.run(bench.answer("warm up", None))
+        result["open_latency_ms"] = asyncio.run(timed_open(bench, qa))
         result["answers"] = asyncio.run(answers(bench, qa))
         result["machine_answers"] = machine()
         write_result("quality", result)
