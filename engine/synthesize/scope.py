@@ -37,7 +37,7 @@ _PAGE_REF = re.compile(r"\bpages?\s+(?:no\.?\s*)?" + _NUM + r"\b", re.I)
 _LABEL_REF = re.compile(r"\b(fig(?:ure)?|table)s?\.?\s+(\d{1,3})\b", re.I)
 _NOT_NAME = re.compile(r"\d+(?:st|nd|rd|th)|q[1-4]|top-?\d+|p\d+|y{2,4}(?:-m{1,2})?(?:-d{1,2})?")
 _EXAMPLE = re.compile(r"\[[^\]]*\]")  # "a list like ['2006', '2007']": the answer's format
-_EMPHASIS = re.compile(r"[A-Z]{2,}(?:s|es|d|ed|ing)")  # "ANSWERed": a word stressed, not named
+_EMPHASIS = re.compile(r"[A-Z]{3,}(?:ed|ing)")  # "ANSWERed": a word stressed, not named
 
 
 def normalise(token: str) -> str:
@@ -142,8 +142,8 @@ class Vocabulary:
         in a long name ("Neflix", "Activsion")."""
         if term in self.text or term in self.words:
             return True
-        if term.endswith("s") and len(term) > 3 and (term[:-1] in self.words
-                                                     or term[:-2] in self.words):
+        if len(term) > 3 and (term.endswith("s") and term[:-1] in self.words
+                              or term.endswith("es") and term[:-2] in self.words):
             return True
         if "-" in term and (term.replace("-", " ") in self.text
                             or term.replace("-", "") in self.words):

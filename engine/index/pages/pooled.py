@@ -10,11 +10,11 @@ fp32). benchmarks/prefilter.py measures both on the qa.jsonl corpus: int8 took p
 45 ms per open question and picked 99.75% of the same 192 candidates.
 
 Below ``threshold`` selected pages (a question scoped to one document) the exact scan is
-cheap and the prefilter steps aside. Pooled vectors are cached per page key, so a reload after new writes only pools the
-new pages, and saved beside the store (``pooled-c<k>.npz``), so a new process — a Serve
-replica the autoscaler adds — loads them instead of pooling every page again (11 s of CPU
-for the full corpus). Agreement with exact search is measured in the tests and
-benchmarks/prefilter.py.
+cheap and the prefilter steps aside. Pooled vectors are cached per page key, so a reload
+after new writes only pools the new pages, and saved beside the store
+(``pooled-c<k>.npz``), so a new process — a Serve replica the autoscaler adds — loads them
+instead of pooling every page again (11 s of CPU for the full corpus). Agreement with
+exact search is measured in the tests and benchmarks/prefilter.py.
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ def test_specific_terms_are_names_years_and_codes_not_question_words():
     # format examples and stressed words are not names
     assert specific_terms("List the Boeing years as ['2006', '2011']") == ["boeing"]
     assert specific_terms("How many OUTCOMES should be ANSWERed in UNIT 8?") == ["outcomes", "unit"]
+    assert specific_terms("How many GPUs did they use?") == ["gpus"]  # an acronym's plural
 
 
 def test_vocabulary_matches_words_years_and_phrases():
@@ -77,3 +78,4 @@ def test_metric_names_defined_acronyms_placeholders_and_typos_are_not_missing_na
         assert chk.unmentioned(q, "w", ["n"]) == [], q
     assert chk.unmentioned("How much did Boeing earn in 2015?", "w", ["n"]) == ["boeing"]
     assert chk.unmentioned("What did Nexflux earn?", "w", ["n"]) == ["nexflux"]  # two edits
+    assert chk.unmentioned("How many Tweets did Netflix send?", "w", ["n"]) == ["tweets"]
