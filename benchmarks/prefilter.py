@@ -6,8 +6,9 @@ Open questions (no document scope) pass through the pooled prefilter before exac
 (:mod:`docray.engine.index.pages.pooled`). For the first ``--questions`` questions of
 qa.jsonl, over the workspace's page index, this times the prefilter per question in both
 precisions, alternating the two in blocks in one run (the machine is shared and noisy),
-and reports medians and p95, the memory of the pooled rows, how many of the int8
-prefilter's candidates the fp32 one also picks, and how often the final top 10 (exact
+and reports medians and p95, the memory of the pooled rows it scans (``memory_mb``; both
+keep the fp32 pooled vectors cached besides), how many of the int8 prefilter's
+candidates the fp32 one also picks, and how often the final top 10 (exact
 MaxSim over the candidates) equals the exact full scan's. Writes
 ``benchmarks/results/prefilter.json`` and ``prefilter.png``.
 """

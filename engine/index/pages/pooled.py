@@ -5,9 +5,11 @@ centroids (:func:`~.two_stage.pool_page`) — kept in one ragged matrix in memor
 rows per page. A query is scored against them by the MaxSim kernel (per query token, the
 best row of each page; summed), and only the best ``n`` pages go on to exact MaxSim over
 their full token runs. Where the store scans in int8, so does the prefilter: the rows are
-quantized per row (with 32 centroids, 2,662 pages are 88K rows: 33 MB instead of 129 MB in
-fp32). benchmarks/prefilter.py measures both on the qa.jsonl corpus: int8 took p50 25 vs
-45 ms per open question and picked 99.75% of the same 192 candidates.
+quantized per row (with 32 centroids, 2,662 pages are 88K rows: 33 MB scanned instead of
+129 MB in fp32; the fp32 pooled vectors stay cached per page for later rebuilds and the
+saved file, so the prefilter holds 166 instead of 261 MB of RSS). benchmarks/prefilter.py
+measures both on the qa.jsonl corpus: int8 took p50 25 vs 45 ms per open question and
+picked 99.75% of the same 192 candidates.
 
 Below ``threshold`` selected pages (a question scoped to one document) the exact scan is
 cheap and the prefilter steps aside. Pooled vectors are cached per page key, so a reload

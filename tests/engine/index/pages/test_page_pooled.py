@@ -95,9 +95,7 @@ def test_an_int8_store_prefilters_on_int8_rows_with_the_same_candidates(tmp_path
     docs = clustered_pages(60, 5, 64, seed=31)
     store = _store(tmp_path, docs)
     int8 = PooledPrefilter(store, n=30, threshold=100)
-    fp32_store = PageStore(tmp_path / "pages")
-    fp32_store.compute = "fp32"
-    fp32 = PooledPrefilter(fp32_store, n=30, threshold=100)
+    fp32 = PooledPrefilter(PageStore(tmp_path / "pages", compute="fp32"), n=30, threshold=100)
     overlaps = []
     for q in queries_from(docs, 8, n_tok=16, seed=6):
         a, b = int8.candidates(q, "ws", None), fp32.candidates(q, "ws", None)
