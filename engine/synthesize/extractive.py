@@ -26,8 +26,9 @@ from docray.engine.synthesize.citations import to_evidence
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _NUMQ = re.compile(r"\b(how (much|many)|what (is|was|were) the (amount|number|total|value|"
                    r"percentage|rate|ratio)|percentage|amount)\b", re.I)
-_NUMBER = re.compile(r"\(?[$€£]?\s?\d[\d,]*(?:\.\d+)?\s?(?:%|percent|million|billion|"
-                     r"thousand|bn|m)?\)?", re.I)
+_NUMBER = re.compile(r"\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:%|percent\b|million\b|"
+                     r"billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
+_MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
 
 
 def sentences(text: str) -> list[str]:
@@ -39,9 +40,34 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENT.split(text) if len(s.strip()) > 8]
 
 
-def _number_near(sentence: str, kw: set[str]) -> str | None:
-    nums = [m for m in _NUMBER.finditer(sentence) if re.search(r"\d", m.group(0))]
-    nums = [m for m in nums if not re.fullmatch(r"\(?(19|20)\d{2}\)?", m.group(0).strip())]
+def _digits(text: str) -> str:
+    return re.sub(r"[^\d.]", "", text).strip(".")
+
+
+def _number_near(sentence: str, kw: set[str], question: str = "") -> str | None:
+    """The amount in ``sentence`` nearest the question's keywords, or None.
+
+    Not an answer: years, days of a month ("December 31"), and numbers the question itself
+    gives ("at 2021", "page 10", "3M"): the caller then keeps the whole sentence.
+
+    >>> _number_near("As of December 31, 2019, brand names were $3,700.", {"brand"},
+    ...              "What is the value of brand names as of December 31, 2019?")
+    '$3,700'
+    >>> _number_near("Costco operated 815 warehouses in 2021.", {"warehouses"},
+    ...              "How many warehouses did Costco operate at 2021?")
+    '815'
+    >>> _number_near("Warehouses at August 29, 2021.", {"warehouses"}, "How many in 2021?") is None
+    True
+    """
+    given = {_digits(m.group(0)) for m in _NUMBER.finditer(question)}
+    nums = []
+    for m in _NUMBER.finditer(sentence):
+        core = _digits(m.group(0))
+        if not core or core in given or re.fullmatch(r"(19|20)\d{2}", core):
+            continue
+        if _MONTH.search(sentence[:m.start()]) and re.fullmatch(r"\d{1,2}", core):
+            continue  # the day of a date
+        nums.append(m)
     if not nums:
         return None
     words = [(m.start(), m.group(0).lower()) for m in re.finditer(r"[a-z0-9&]+", sentence,
@@ -138,7 +164,7 @@ class ExtractiveAnswerer:
                            f"best evidence match {strength:.2f} is below {self.threshold:.2f}")
         answer = text
         if cell is None and _NUMQ.search(question):
-            answer = _number_near(text, kw) or text
+            answer = _number_near(text, kw, question) or text
         return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
                       citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}")
 

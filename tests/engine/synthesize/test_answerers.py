@@ -53,6 +53,21 @@ def test_sentence_answer_narrows_to_the_number():
     assert a.answer == "$480 million"
 
 
+def test_numbers_the_question_gives_are_not_the_answer():
+    """A year, a date's day or a figure named in the question is not the amount asked for."""
+    ans = ExtractiveAnswerer(0.2)
+    a = _ask(ans, "How many membership warehouses did Costco operate at 2021?",
+             [_text_passage("At the end of 2021, Costco operated 815 membership warehouses.", 1.0)])
+    assert a.answer == "815"
+    a = _ask(ans, "What is the value of brand names as of December 31, 2019?",
+             [_text_passage("As of December 31, 2019, brand names were valued at $3,700.", 1.0)])
+    assert a.answer == "$3,700"
+    only_given = "Costco's membership warehouses at August 29, 2021 are listed below."
+    a = _ask(ans, "How many membership warehouses did Costco operate at 2021?",
+             [_text_passage(only_given, 1.0)])
+    assert a.answer == only_given  # no other number: the sentence, not "29" or "2021,"
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
