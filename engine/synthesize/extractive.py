@@ -102,6 +102,7 @@ class ExtractiveAnswerer:
         top = max((p.score for p in passages), default=1.0) or 1.0
         out: list[_Cand] = []
         wants_number = bool(_NUMQ.search(question))
+        asked = _toks(question)
         for i, p in enumerate(passages):
             rel = p.score / top
             headings = {u.text.strip() for u in p.units if u.modality == "title"}
@@ -113,8 +114,8 @@ class ExtractiveAnswerer:
                         out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i,
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
             for s in sentences(p.chunk.text):
-                if s in headings:
-                    continue
+                if s in headings or _toks(s) <= asked:
+                    continue  # a heading, or a line that only repeats the question
                 ov = _overlap(kw, s)
                 if ov > 0:
                     bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0

@@ -68,6 +68,13 @@ def test_numbers_the_question_gives_are_not_the_answer():
     assert a.answer == only_given  # no other number: the sentence, not "29" or "2021,"
 
 
+def test_a_line_that_only_repeats_the_question_is_not_the_answer():
+    a = _ask(ExtractiveAnswerer(0.1), "What is Northwind's working capital at January 28, 2023?",
+             [_text_passage("Northwind working capital\nJanuary 28, 2023\n"
+                            "Working capital was $1.9 billion at year end.", 1.0)])
+    assert a.answer == "Working capital was $1.9 billion at year end."
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])

@@ -118,7 +118,7 @@ def test_a_sentence_past_the_cut_that_cannot_win_is_not_encoded(stored, minilm):
             return minilm.encode(texts)
 
     enc, win, late = Counting(), "Acme sold 40 anvils in 2021.", "Late sentence about cats."
-    q = "Which company sold 40 anvils in 2021, Acme? Cats?"
+    q = "Which company sold 40 anvils, Acme? Cats?"
     qvec = minilm.encode([q])[0]
     kw = {t for k in analyze(q).keywords for t in _toks(k)}
     (stored_win,) = spans.vectors(passages, [(0, win)])
