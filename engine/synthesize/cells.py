@@ -30,7 +30,10 @@ def _toks(text: str) -> set[str]:
 
 
 def _overlap(query: set[str], text: str) -> float:
-    toks = _toks(text)
+    return _overlap_toks(query, _toks(text))
+
+
+def _overlap_toks(query: set[str], toks: set[str]) -> float:
     if not toks or not query:
         return 0.0
     hit = len(query & toks)

@@ -20,7 +20,7 @@ import numpy as np
 from docray.engine.retrieve.query import analyze
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.abstain import abstain
-from docray.engine.synthesize.cells import _overlap, _toks, best_cell
+from docray.engine.synthesize.cells import _overlap_toks, _toks, best_cell
 from docray.engine.synthesize.citations import to_evidence
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
@@ -114,9 +114,10 @@ class ExtractiveAnswerer:
                         out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i,
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
             for s in sentences(p.chunk.text):
-                if s in headings or _toks(s) <= asked:
+                toks = _toks(s)
+                if s in headings or toks <= asked:
                     continue  # a heading, or a line that only repeats the question
-                ov = _overlap(kw, s)
+                ov = _overlap_toks(kw, toks)
                 if ov > 0:
                     bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0
                     out.append(_Cand(min(1.0, ov * bonus) * rel, s, i, None, s))
