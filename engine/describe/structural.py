@@ -23,6 +23,9 @@ from docray.engine.model import TableContent, Unit
 log = logging.getLogger(__name__)
 
 MAX_FACTS = 200
+# The line labels of the proxies below: how a proxy line reads, not what it says.
+PROXY_LABEL = re.compile(r"^(?:Figure|Text in figure|Referenced|Context|Table|Columns|Notes|"
+                         r"Caption|Definitions):\s+")
 CONTEXT_MODALITIES = frozenset({"text", "list", "title", "caption", "code"})
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9(\[\\$])")
 _ABBREV = re.compile(r"(?:\b(?:fig|figs|eq|eqs|tab|no|nos|vs|al|e\.g|i\.e|cf|sec|ref|approx)"

@@ -17,6 +17,7 @@ from typing import AsyncIterator, NamedTuple
 
 import numpy as np
 
+from docray.engine.describe.structural import PROXY_LABEL
 from docray.engine.retrieve.query import analyze
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.abstain import abstain
@@ -164,9 +165,9 @@ class ExtractiveAnswerer:
         if strength < self.threshold:
             return abstain(evidence, strength,
                            f"best evidence match {strength:.2f} is below {self.threshold:.2f}")
-        answer = text
+        answer = PROXY_LABEL.sub("", text) if cell is None else text
         if cell is None and _NUMQ.search(question):
-            answer = _number_near(text, kw, question) or text
+            answer = _number_near(answer, kw, question) or answer
         return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
                       citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}")
 

@@ -75,6 +75,16 @@ def test_a_line_that_only_repeats_the_question_is_not_the_answer():
     assert a.answer == "Working capital was $1.9 billion at year end."
 
 
+def test_a_figure_proxy_answer_drops_its_line_label():
+    """A figure's chunk reads "Figure: …", "Text in figure: …": the answer is the words."""
+    proxy = ("Figure: Figure 4: Warehouse openings by region\n"
+             "Text in figure: Northwind opened most warehouses in Canada")
+    a = _ask(ExtractiveAnswerer(0.1), "Where did Northwind open most warehouses?",
+             [_text_passage(proxy, 1.0)])
+    assert a.answer == "Northwind opened most warehouses in Canada"
+    assert a.evidence[0].text.startswith("Figure: Figure 4")  # the evidence keeps its text
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
