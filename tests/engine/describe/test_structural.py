@@ -80,3 +80,17 @@ def test_existing_description_is_kept():
 def test_sentences_keep_abbreviations():
     assert sentences("See Fig. 3 and Eq. 2 here. Next one.") == [
         "See Fig. 3 and Eq. 2 here.", "Next one."]
+
+
+def test_every_proxy_line_label_is_one_the_answerer_strips():
+    """Answers drop a proxy line's label (PROXY_LABEL); a new label must be added there."""
+    import re
+
+    from docray.engine.describe.structural import PROXY_LABEL
+
+    described = _described()
+    lines = [ln for key in ("u2", "u8") for ln in described[key].description.split("\n")]
+    labelled = [ln for ln in lines if re.match(r"^[A-Z][a-z]+(?: [a-z]+)*: ", ln)]
+    assert len(labelled) >= 4  # caption, columns, OCR text, references
+    for ln in labelled:
+        assert PROXY_LABEL.match(ln), ln
