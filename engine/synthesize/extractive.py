@@ -27,7 +27,7 @@ from docray.engine.synthesize.citations import to_evidence
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _NUMQ = re.compile(r"\b(how (much|many)|what (is|was|were) the (amount|number|total|value|"
                    r"percentage|rate|ratio)|percentage|amount)\b", re.I)
-_NUMBER = re.compile(r"\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:%|percent\b|million\b|"
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.,”\"’])\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:%|percent\b|million\b|"
                      r"billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
 _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
 
@@ -75,7 +75,8 @@ def _number_near(sentence: str, kw: set[str], question: str = "") -> str | None:
                                                                   re.I)]
     anchors = [pos for pos, w in words if w in kw] or [0]
     best = min(nums, key=lambda m: min(abs(m.start() - a) for a in anchors))
-    return best.group(0).strip()
+    found = best.group(0).strip()
+    return found if found.startswith("(") or not found.endswith(")") else found[:-1]
 
 
 class _Cand(NamedTuple):

@@ -62,6 +62,10 @@ def test_numbers_the_question_gives_are_not_the_answer():
     a = _ask(ans, "What is the value of brand names as of December 31, 2019?",
              [_text_passage("As of December 31, 2019, brand names were valued at $3,700.", 1.0)])
     assert a.answer == "$3,700"
+    a = _ask(ans, "How many square miles does Hamilton County cover?",
+             [_text_passage("It was called the \u201cgarden of the state.\u201d18 Hamilton County "
+                            "covers approximately 538 square miles in Q3 terms.", 1.0)])
+    assert a.answer == "538"  # not the footnote mark glued to the quote, nor Q3's 3
     only_given = "Costco's membership warehouses at August 29, 2021 are listed below."
     a = _ask(ans, "How many membership warehouses did Costco operate at 2021?",
              [_text_passage(only_given, 1.0)])
