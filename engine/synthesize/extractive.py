@@ -45,6 +45,22 @@ def _digits(text: str) -> str:
     return re.sub(r"[^\d.]", "", text).strip(".")
 
 
+def _years(text: str) -> list[str]:
+    return list(dict.fromkeys(re.findall(r"(?<!\d)(?:19|20)\d{2}(?!\d)", text)))
+
+
+def _respective(sentence: str, nums: list, question: str):
+    """In "$714.3 million, $533.1 million and $409.0 million in 2015, 2014 and 2013,
+    respectively", the amount in the place of the one year the question names (or None)."""
+    if "respectively" not in sentence.lower():
+        return None
+    years = _years(sentence)
+    asked = [y for y in _years(question) if y in years]
+    if len(years) < 2 or len(asked) != 1 or len(nums) != len(years):
+        return None
+    return nums[years.index(asked[0])]
+
+
 def _number_near(sentence: str, kw: set[str], question: str = "") -> str | None:
     """The amount in ``sentence`` nearest the question's keywords, or None.
 
@@ -74,7 +90,8 @@ def _number_near(sentence: str, kw: set[str], question: str = "") -> str | None:
     words = [(m.start(), m.group(0).lower()) for m in re.finditer(r"[a-z0-9&]+", sentence,
                                                                   re.I)]
     anchors = [pos for pos, w in words if w in kw] or [0]
-    best = min(nums, key=lambda m: min(abs(m.start() - a) for a in anchors))
+    best = _respective(sentence, nums, question) or \
+        min(nums, key=lambda m: min(abs(m.start() - a) for a in anchors))
     found = best.group(0).strip()
     return found if found.startswith("(") or not found.endswith(")") else found[:-1]
 

@@ -72,6 +72,16 @@ def test_numbers_the_question_gives_are_not_the_answer():
     assert a.answer == only_given  # no other number: the sentence, not "29" or "2021,"
 
 
+def test_respectively_lists_give_the_amount_of_the_year_asked():
+    text = ("Advertising expenses were $714.3 million, $533.1 million and $409.0 million "
+            "for the years ended December 31, 2015, 2014 and 2013, respectively.")
+    ans = ExtractiveAnswerer(0.1)
+    for year, amount in (("2015", "$714.3 million"), ("FY2014", "$533.1 million"),
+                         ("2013", "$409.0 million")):
+        a = _ask(ans, f"How much were advertising expenses in {year}?", [_text_passage(text, 1.0)])
+        assert a.answer == amount
+
+
 def test_a_line_that_only_repeats_the_question_is_not_the_answer():
     a = _ask(ExtractiveAnswerer(0.1), "What is Northwind's working capital at January 28, 2023?",
              [_text_passage("Northwind working capital\nJanuary 28, 2023\n"
