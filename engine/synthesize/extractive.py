@@ -13,6 +13,7 @@ token vectors stored at ingest, and only sentences without stored tokens are enc
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import AsyncIterator, NamedTuple
 
 import numpy as np
@@ -122,6 +123,8 @@ class ExtractiveAnswerer:
         out: list[_Cand] = []
         wants_number = bool(_NUMQ.search(question))
         asked = _toks(question)
+        seen = Counter(s for p in passages for s in set(sentences(p.chunk.text)))
+        running = {s for s, n in seen.items() if n >= 3}  # page headers and footers
         for i, p in enumerate(passages):
             rel = p.score / top
             headings = {u.text.strip() for u in p.units if u.modality == "title"}
@@ -134,8 +137,8 @@ class ExtractiveAnswerer:
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
             for s in sentences(p.chunk.text):
                 toks = _toks(s)
-                if s in headings or toks <= asked:
-                    continue  # a heading, or a line that only repeats the question
+                if s in headings or s in running or toks <= asked:
+                    continue  # a heading, a running header, or the question repeated
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:
                     bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0

@@ -99,6 +99,19 @@ def test_a_figure_proxy_answer_drops_its_line_label():
     assert a.evidence[0].text.startswith("Figure: Figure 4")  # the evidence keeps its text
 
 
+def test_a_running_page_header_is_not_the_answer():
+    """'NORTHWIND, INC.' heads every page; it shares the company's name with the question
+    but answers nothing."""
+    pages = [_text_passage(f"NORTHWIND, INC.\nSection {n} covers risk factors.", 1.0, n)
+             for n in (2, 3)]
+    said = ("Working capital, the excess of current assets over current liabilities, "
+            "was $1.9 billion at the end of the year.")
+    a = _ask(ExtractiveAnswerer(0.1), "What is Northwind's working capital?",
+             pages + [_text_passage("NORTHWIND, INC.\n" + said, 0.9, 4)])
+    assert a.answer == said
+    assert a.evidence[a.citations[0]].page == 4
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
