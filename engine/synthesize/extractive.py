@@ -97,6 +97,12 @@ def _number_near(sentence: str, kw: set[str], question: str = "") -> str | None:
     return found if found.startswith("(") or not found.endswith(")") else found[:-1]
 
 
+def _skeleton(line: str) -> bool:
+    """A table line that is mostly empty cells ("Error Type |  |  |  | FEVEROUS")."""
+    cells = line.split("|")
+    return len(cells) >= 3 and sum(not c.strip() for c in cells) * 2 >= len(cells)
+
+
 class _Cand(NamedTuple):
     strength: float
     text: str  # what the answer shows
@@ -137,7 +143,7 @@ class ExtractiveAnswerer:
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
             for s in sentences(p.chunk.text):
                 toks = _toks(s)
-                if s in headings or s in running or toks <= asked:
+                if s in headings or s in running or toks <= asked or _skeleton(s):
                     continue  # a heading, a running header, or the question repeated
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:

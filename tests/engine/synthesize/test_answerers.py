@@ -112,6 +112,14 @@ def test_a_running_page_header_is_not_the_answer():
     assert a.evidence[a.citations[0]].page == 4
 
 
+def test_a_table_line_of_empty_cells_is_not_the_answer():
+    text = ("Error Type |  |  |  |  | FEVEROUS | HOVER\n"
+            "Semantic error | 29% | 38% | 77% | 12% | 56% | 41%")
+    a = _ask(ExtractiveAnswerer(0.1), "Which error type is most common in FEVEROUS?",
+             [_text_passage(text, 1.0)])
+    assert a.answer.startswith("Semantic error")
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
