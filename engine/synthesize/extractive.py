@@ -143,7 +143,8 @@ class ExtractiveAnswerer:
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
             for s in sentences(p.chunk.text):
                 toks = _toks(s)
-                if s in headings or s in running or toks <= asked or _skeleton(s):
+                if s in headings or s in running or toks <= asked or _skeleton(s) \
+                        or len(toks) < 3:
                     continue  # a heading, a running header, or the question repeated
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:

@@ -120,6 +120,14 @@ def test_a_table_line_of_empty_cells_is_not_the_answer():
     assert a.answer.startswith("Semantic error")
 
 
+def test_a_line_of_fewer_than_three_words_states_nothing():
+    said = ("The base salary paid to him for the fiscal year ended May 31, 2024 was "
+            "$500,000 under the employment agreement he signed when he joined.")
+    a = _ask(ExtractiveAnswerer(0.1), "What is the CEO base salary?",
+             [_text_passage("CEO Compensation\n" + said, 1.0)])
+    assert a.answer == said
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
