@@ -30,6 +30,7 @@ _NUMQ = re.compile(r"\b(how (much|many)|what (is|was|were) the (amount|number|to
                    r"percentage|rate|ratio)|percentage|amount)\b", re.I)
 _NUMBER = re.compile(r"(?<![A-Za-z0-9.,”\"’])\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:%|percent\b|million\b|"
                      r"billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
+_LEADER = re.compile(r"(?:\.\s?){5,}|…{2,}")  # a contents line's dot leader
 _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
 
 
@@ -144,8 +145,8 @@ class ExtractiveAnswerer:
             for s in sentences(p.chunk.text):
                 toks = _toks(s)
                 if s in headings or s in running or toks <= asked or _skeleton(s) \
-                        or len(toks) < 3:
-                    continue  # a heading, a running header, or the question repeated
+                        or len(toks) < 3 or _LEADER.search(s):
+                    continue  # a heading, a running header, the question repeated, a label
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:
                     bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0

@@ -128,6 +128,14 @@ def test_a_line_of_fewer_than_three_words_states_nothing():
     assert a.answer == said
 
 
+def test_a_contents_line_is_not_the_answer():
+    text = ("Strategic priorities of the agency and partners ............ 12\n"
+            "The strategic priorities of the agency are access, quality and equity.")
+    a = _ask(ExtractiveAnswerer(0.1), "What are the strategic priorities of the agency?",
+             [_text_passage(text, 1.0)])
+    assert a.answer.startswith("The strategic priorities")
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
