@@ -145,7 +145,7 @@ class ExtractiveAnswerer:
             for s in sentences(p.chunk.text):
                 toks = _toks(s)
                 if s in headings or s in running or toks <= asked or _skeleton(s) \
-                        or len(toks) < 3 or _LEADER.search(s):
+                        or len(toks) < 3 or _LEADER.search(s) or s[0].islower():
                     continue  # a heading, a running header, the question repeated, a label
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:

@@ -136,6 +136,15 @@ def test_a_contents_line_is_not_the_answer():
     assert a.answer.startswith("The strategic priorities")
 
 
+def test_a_fragment_cut_at_the_chunk_start_is_not_the_answer():
+    """A chunk that starts mid-sentence starts in lower case: the fragment lost its subject."""
+    text = ("and the current ratio for Northwind was discussed above.\n"
+            "Northwind reported a current ratio of 2.72 at fiscal year end.")
+    a = _ask(ExtractiveAnswerer(0.1), "What is the current ratio for Northwind?",
+             [_text_passage(text, 1.0)])
+    assert a.answer.startswith("Northwind reported a current ratio")
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
