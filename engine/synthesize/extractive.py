@@ -142,11 +142,14 @@ class ExtractiveAnswerer:
                         text = f"{hit.text} ({hit.row} — {hit.column})".strip()
                         out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i,
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
-            for s in sentences(p.chunk.text):
+            lines = sentences(p.chunk.text)
+            cased = any(s[0].isupper() for s in lines)  # else lower case says nothing
+            for s in lines:
                 toks = _toks(s)
                 if s in headings or s in running or toks <= asked or _skeleton(s) \
-                        or len(toks) < 3 or _LEADER.search(s) or s[0].islower():
-                    continue  # a heading, a running header, the question repeated, a label
+                        or len(toks) < 3 or _LEADER.search(s) or (cased and s[0].islower()):
+                    continue  # a heading, a running header, the question repeated, a label,
+                    # or a fragment: the rest of a sentence cut by the chunk or a line break
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:
                     bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0

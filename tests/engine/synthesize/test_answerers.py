@@ -145,6 +145,12 @@ def test_a_fragment_cut_at_the_chunk_start_is_not_the_answer():
     assert a.answer.startswith("Northwind reported a current ratio")
 
 
+def test_text_all_in_lower_case_still_answers():
+    a = _ask(ExtractiveAnswerer(0.1), "What is the current ratio for Northwind?",
+             [_text_passage("northwind reported a current ratio of 2.72 at year end.", 1.0)])
+    assert not a.abstained and a.answer.startswith("northwind reported")
+
+
 def test_abstains_when_nothing_matches():
     a = _ask(ExtractiveAnswerer(0.3), "Who won the 1998 world cup?",
              [_text_passage("Anvils are made of steel.", 1.0)])
