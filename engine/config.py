@@ -175,7 +175,7 @@ class SynthesizeConfig(_Strict):
     answerer: Literal["extractive", "openai"] = "extractive"
     url: str | None = None
     model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
-    abstain_threshold: float = Field(0.2357, description="Evidence score below which we abstain; "
+    abstain_threshold: float = Field(0.2337, description="Evidence score below which we abstain; "
                                      "calibrated on the qa.jsonl dev half (benchmarks/quality.py).")
     scope_check: bool = Field(True, description="Abstain when a question scoped to documents "
                               "names a year, name or code those documents never mention.")
