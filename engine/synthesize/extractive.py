@@ -28,8 +28,8 @@ from docray.engine.synthesize.citations import to_evidence
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _NUMQ = re.compile(r"\b(how (much|many)|what (is|was|were) the (amount|number|total|value|"
                    r"percentage|rate|ratio)|percentage|amount)\b", re.I)
-_NUMBER = re.compile(r"(?<![A-Za-z0-9.,”\"’])\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?(?:\s?(?:%|percent\b|million\b|"
-                     r"billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
+_NUMBER = re.compile(r"(?<![A-Za-z0-9.,”\"’])\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?"
+                     r"(?:\s?(?:%|percent\b|million\b|billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
 _LEADER = re.compile(r"(?:\.\s?){5,}|…{2,}")  # a contents line's dot leader
 _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
 
@@ -104,6 +104,15 @@ def _skeleton(line: str) -> bool:
     return len(cells) >= 3 and sum(not c.strip() for c in cells) * 2 >= len(cells)
 
 
+def _states_nothing(line: str, toks: set[str], asked: set[str], cased: bool) -> bool:
+    """Lines that cannot be an answer: the question's own words again ("January 28, 2023"),
+    a label of fewer than three words ("NIKE, INC."), a table row of empty cells, a contents
+    line ("Strategic Priorities ......"), or, in a passage that has capitals, a fragment
+    starting in lower case (the rest of a sentence cut by the chunk or a line break)."""
+    return (toks <= asked or len(toks) < 3 or _skeleton(line) or bool(_LEADER.search(line))
+            or (cased and line[0].islower()))
+
+
 class _Cand(NamedTuple):
     strength: float
     text: str  # what the answer shows
@@ -143,13 +152,11 @@ class ExtractiveAnswerer:
                         out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i,
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
             lines = sentences(p.chunk.text)
-            cased = any(s[0].isupper() for s in lines)  # else lower case says nothing
+            cased = any(s[0].isupper() for s in lines)
             for s in lines:
                 toks = _toks(s)
-                if s in headings or s in running or toks <= asked or _skeleton(s) \
-                        or len(toks) < 3 or _LEADER.search(s) or (cased and s[0].islower()):
-                    continue  # a heading, a running header, the question repeated, a label,
-                    # or a fragment: the rest of a sentence cut by the chunk or a line break
+                if s in headings or s in running or _states_nothing(s, toks, asked, cased):
+                    continue
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:
                     bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0
