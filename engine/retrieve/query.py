@@ -94,10 +94,15 @@ def mentions(text: str, max_len: int = 4) -> list[str]:
     return list(spans)
 
 
+def years(text: str) -> list[str]:
+    """The years a text names, in order, once each ("FY2018" -> "2018")."""
+    return list(dict.fromkeys(_YEAR.findall(text)))
+
+
 def analyze(question: str, doc_ids: list[str] | None = None) -> QueryPlan:
     return QueryPlan(text=question.strip(), sparse_text=sparse_text(question),
                      keywords=keywords(question),
                      modalities=modality_cues(question),
-                     years=list(dict.fromkeys(_YEAR.findall(question))),
+                     years=years(question),
                      numbers=[n for n in _NUM.findall(question) if not _YEAR.fullmatch(n)],
                      mentions=mentions(question), doc_ids=doc_ids)

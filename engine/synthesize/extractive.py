@@ -19,7 +19,7 @@ from typing import AsyncIterator, NamedTuple
 import numpy as np
 
 from docray.engine.describe.structural import PROXY_LABEL
-from docray.engine.retrieve.query import analyze
+from docray.engine.retrieve.query import QueryPlan, analyze, years
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.abstain import abstain
 from docray.engine.synthesize.cells import _overlap_toks, _toks, best_cell
@@ -47,38 +47,35 @@ def _digits(text: str) -> str:
     return re.sub(r"[^\d.]", "", text).strip(".")
 
 
-def _years(text: str) -> list[str]:
-    return list(dict.fromkeys(re.findall(r"(?<!\d)(?:19|20)\d{2}(?!\d)", text)))
-
-
-def _respective(sentence: str, nums: list, question: str):
+def _respective(sentence: str, nums: list, asked_years: list[str]):
     """In "$714.3 million, $533.1 million and $409.0 million in 2015, 2014 and 2013,
     respectively", the amount in the place of the one year the question names (or None)."""
     if "respectively" not in sentence.lower():
         return None
-    years = _years(sentence)
-    asked = [y for y in _years(question) if y in years]
-    if len(years) < 2 or len(asked) != 1 or len(nums) != len(years):
+    listed = years(sentence)
+    asked = [y for y in asked_years if y in listed]
+    if len(listed) < 2 or len(asked) != 1 or len(nums) != len(listed):
         return None
-    return nums[years.index(asked[0])]
+    return nums[listed.index(asked[0])]
 
 
-def _number_near(sentence: str, kw: set[str], question: str = "") -> str | None:
+def _number_near(sentence: str, kw: set[str], plan: QueryPlan) -> str | None:
     """The amount in ``sentence`` nearest the question's keywords, or None.
 
     Not an answer: years, days of a month ("December 31"), and numbers the question itself
     gives ("at 2021", "page 10", "3M"): the caller then keeps the whole sentence.
 
     >>> _number_near("As of December 31, 2019, brand names were $3,700.", {"brand"},
-    ...              "What is the value of brand names as of December 31, 2019?")
+    ...              analyze("What is the value of brand names as of December 31, 2019?"))
     '$3,700'
     >>> _number_near("Costco operated 815 warehouses in 2021.", {"warehouses"},
-    ...              "How many warehouses did Costco operate at 2021?")
+    ...              analyze("How many warehouses did Costco operate at 2021?"))
     '815'
-    >>> _number_near("Warehouses at August 29, 2021.", {"warehouses"}, "How many in 2021?") is None
+    >>> _number_near("Warehouses at August 29, 2021.", {"warehouses"},
+    ...              analyze("How many in 2021?")) is None
     True
     """
-    given = {_digits(m.group(0)) for m in _NUMBER.finditer(question)}
+    given = {_digits(m.group(0)) for m in _NUMBER.finditer(plan.text)}
     nums = []
     for m in _NUMBER.finditer(sentence):
         core = _digits(m.group(0))
@@ -92,7 +89,7 @@ def _number_near(sentence: str, kw: set[str], question: str = "") -> str | None:
     words = [(m.start(), m.group(0).lower()) for m in re.finditer(r"[a-z0-9&]+", sentence,
                                                                   re.I)]
     anchors = [pos for pos, w in words if w in kw] or [0]
-    best = _respective(sentence, nums, question) or \
+    best = _respective(sentence, nums, plan.years) or \
         min(nums, key=lambda m: min(abs(m.start() - a) for a in anchors))
     found = best.group(0).strip()
     return found if found.startswith("(") or not found.endswith(")") else found[:-1]
@@ -139,7 +136,8 @@ class ExtractiveAnswerer:
         out: list[_Cand] = []
         wants_number = bool(_NUMQ.search(question))
         asked = _toks(question)
-        seen = Counter(s for p in passages for s in set(sentences(p.chunk.text)))
+        lines_of = [sentences(p.chunk.text) for p in passages]
+        seen = Counter(s for lines in lines_of for s in set(lines))
         running = {s for s, n in seen.items() if n >= 3}  # page headers and footers
         for i, p in enumerate(passages):
             rel = p.score / top
@@ -151,7 +149,7 @@ class ExtractiveAnswerer:
                         text = f"{hit.text} ({hit.row} — {hit.column})".strip()
                         out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i,
                                          hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
-            lines = sentences(p.chunk.text)
+            lines = lines_of[i]
             cased = any(s[0].isupper() for s in lines)
             for s in lines:
                 toks = _toks(s)
@@ -206,7 +204,7 @@ class ExtractiveAnswerer:
                            f"best evidence match {strength:.2f} is below {self.threshold:.2f}")
         answer = PROXY_LABEL.sub("", text) if cell is None else text
         if cell is None and _NUMQ.search(question):
-            answer = _number_near(answer, kw, question) or answer
+            answer = _number_near(answer, kw, plan) or answer
         return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
                       citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}")
 
