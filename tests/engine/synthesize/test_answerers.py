@@ -36,6 +36,11 @@ def _ask(answerer, q, passages):
     return asyncio.run(answerer.answer(q, passages))
 
 
+def _answer_from(q, text):
+    """The extractive answer to ``q`` from one passage holding ``text``."""
+    return _ask(ExtractiveAnswerer(0.1), q, [_text_passage(text, 1.0)]).answer
+
+
 def test_table_cell_answer_with_headers_and_citation():
     a = _ask(ExtractiveAnswerer(0.2), "What were purchases of PP&E in 2018?",
              [_text_passage("3M is a company.", 0.9), _table_passage(0.8)])
@@ -83,10 +88,10 @@ def test_respectively_lists_give_the_amount_of_the_year_asked():
 
 
 def test_a_line_that_only_repeats_the_question_is_not_the_answer():
-    a = _ask(ExtractiveAnswerer(0.1), "What is Northwind's working capital at January 28, 2023?",
-             [_text_passage("Northwind working capital\nJanuary 28, 2023\n"
-                            "Working capital was $1.9 billion at year end.", 1.0)])
-    assert a.answer == "Working capital was $1.9 billion at year end."
+    answer = _answer_from("What is Northwind's working capital at January 28, 2023?",
+                          "Northwind working capital\nJanuary 28, 2023\n"
+                          "Working capital was $1.9 billion at year end.")
+    assert answer == "Working capital was $1.9 billion at year end."
 
 
 def test_a_figure_proxy_answer_drops_its_line_label():
@@ -115,34 +120,29 @@ def test_a_running_page_header_is_not_the_answer():
 def test_a_table_line_of_empty_cells_is_not_the_answer():
     text = ("Error Type |  |  |  |  | FEVEROUS | HOVER\n"
             "Semantic error | 29% | 38% | 77% | 12% | 56% | 41%")
-    a = _ask(ExtractiveAnswerer(0.1), "Which error type is most common in FEVEROUS?",
-             [_text_passage(text, 1.0)])
-    assert a.answer.startswith("Semantic error")
+    assert _answer_from("Which error type is most common in FEVEROUS?",
+                        text).startswith("Semantic error")
 
 
 def test_a_line_of_fewer_than_three_words_states_nothing():
     said = ("The base salary paid to him for the fiscal year ended May 31, 2024 was "
             "$500,000 under the employment agreement he signed when he joined.")
-    a = _ask(ExtractiveAnswerer(0.1), "What is the CEO base salary?",
-             [_text_passage("CEO Compensation\n" + said, 1.0)])
-    assert a.answer == said
+    assert _answer_from("What is the CEO base salary?", "CEO Compensation\n" + said) == said
 
 
 def test_a_contents_line_is_not_the_answer():
     text = ("Strategic priorities of the agency and partners ............ 12\n"
             "The strategic priorities of the agency are access, quality and equity.")
-    a = _ask(ExtractiveAnswerer(0.1), "What are the strategic priorities of the agency?",
-             [_text_passage(text, 1.0)])
-    assert a.answer.startswith("The strategic priorities")
+    assert _answer_from("What are the strategic priorities of the agency?",
+                        text).startswith("The strategic priorities")
 
 
 def test_a_fragment_cut_at_the_chunk_start_is_not_the_answer():
     """A chunk that starts mid-sentence starts in lower case: the fragment lost its subject."""
     text = ("and the current ratio for Northwind was discussed above.\n"
             "Northwind reported a current ratio of 2.72 at fiscal year end.")
-    a = _ask(ExtractiveAnswerer(0.1), "What is the current ratio for Northwind?",
-             [_text_passage(text, 1.0)])
-    assert a.answer.startswith("Northwind reported a current ratio")
+    assert _answer_from("What is the current ratio for Northwind?",
+                        text).startswith("Northwind reported a current ratio")
 
 
 def test_text_all_in_lower_case_still_answers():
