@@ -158,6 +158,18 @@ class QueryEngine:
         finally:
             if "graph" in jobs:
                 jobs["graph"].cancel()
+        ranked, chunks, pages = self.rank(question, plan, qtok, workspace, results, mode,
+                                          top_k, t)
+        return Retrieval(self.p.fuser.passages(workspace, ranked, chunks, top_k), pages, t)
+
+    def rank(self, question: str, plan: QueryPlan, qtok: np.ndarray, workspace: str,
+             results: dict, mode: str = "hybrid", top_k: int = 5,
+             t: dict[str, float] | None = None) -> tuple[list[tuple[str, float]], dict, list]:
+        """Fuse the generators' ``results`` ({"dense": {name: hits}, "graph": hits, "page":
+        hits}), rerank the head and order the pages: (ranked chunks, chunks, pages).
+        Separate from :meth:`retrieve` so benchmarks/tune.py can re-rank cached generator
+        outputs under other weights through this same code."""
+        t = {} if t is None else t
         chunk_lists = dict(results.get("dense", {}))
         if "graph" in results:
             chunk_lists["graph"] = results["graph"]
@@ -173,7 +185,7 @@ class QueryEngine:
             t["rerank"] = time.perf_counter() - s
         pages = page_ranking(ranked, cpages)
         pages += [p for p, _ in results.get("page", []) if p not in set(pages)]
-        return Retrieval(self.p.fuser.passages(workspace, ranked, chunks, top_k), pages, t)
+        return ranked, chunks, pages
 
     async def query(self, question: str, workspace: str, doc_ids: list[str] | None = None,
                     mode: str = "hybrid", top_k: int = 5) -> QueryResult:

@@ -124,17 +124,23 @@ def local(tmp_path_factory, sample_data):
     dense.close()
 
 
-def test_query_service_matches_in_process_engine(local):
+def _in_process(cfg, stages, ctx):
+    """The in-process engine over the same stage objects the local app serves with."""
     from docray.engine.retrieve.engine import QueryEngine
     from docray.engine.retrieve.parts import Parts, make_answerer, make_query_encoder
-    from docray.engine.retrieve.engine import Fuser
 
-    cfg, stages, ctx = local
     encoder = stages._s.answerer.encoder
     parts = Parts(make_query_encoder(encoder), stages._d.searcher, stages._g.walker,
                   stages._p.searcher, ctx.query.fuser, stages._r.reranker,
                   make_answerer(cfg, encoder))
-    engine = QueryEngine(cfg, parts)
+    return QueryEngine(cfg, parts)
+
+
+def test_query_service_matches_in_process_engine(local):
+    from docray.engine.retrieve.engine import Fuser
+
+    cfg, stages, ctx = local
+    engine = _in_process(cfg, stages, ctx)
     for q in QUESTIONS:
         got = asyncio.run(ctx.query.query(q, "default"))
         want = asyncio.run(engine.query(q, "default"))
@@ -144,11 +150,32 @@ def test_query_service_matches_in_process_engine(local):
     assert not got["abstained"] and "Fuser" in repr(Fuser)
 
 
+def test_rank_of_the_generators_outputs_is_what_a_query_retrieves(local):
+    """benchmarks/tune.py re-ranks stored generator outputs through QueryEngine.rank under
+    other settings: at the config it must give the pages and passages a query gets."""
+    from docray.engine.retrieve.query import analyze
+
+    cfg, stages, ctx = local
+    engine = _in_process(cfg, stages, ctx)
+    p, k = engine.p, cfg.retrieve.candidates
+    for q in QUESTIONS:
+        got = asyncio.run(engine.retrieve(q, "default"))
+        plan = analyze(q)
+        qvec, qtok = p.encode_query(q)
+        results = {"dense": p.dense.search(plan, qvec, "default", None, k),
+                   "graph": p.graph.search(plan, "default", None, k),
+                   "page": p.pages.search_tokens(qtok, "default", None, k)}
+        ranked, _, pages = engine.rank(q, plan, qtok, "default", results)
+        assert len(pages) > 1 and pages == got.pages
+        assert [c for c, _ in ranked[:5]] == [x.chunk.chunk_id for x in got.passages]
+        _, _, unranked = engine.rank(q, plan, qtok, "default", results, mode="no-rerank")
+        assert set(unranked) == set(pages)
+
+
 def test_question_naming_what_the_document_never_mentions_abstains(local):
     from dataclasses import replace
 
     from docray.engine.retrieve.engine import Fuser, QueryEngine
-    from docray.engine.retrieve.parts import Parts, make_answerer, make_query_encoder
 
     cfg, stages, ctx = local
     q = "Which vendors supply Boeing with servo motors?"
@@ -157,10 +184,7 @@ def test_question_naming_what_the_document_never_mentions_abstains(local):
     assert got["abstained"] and "'boeing'" in got["reason"] and got["evidence"]
     events = asyncio.run(_collect(ctx.query.stream(q, "default", doc)))
     assert events[0] == {"token": "Not answerable"} and events[-1]["evidence"]
-    encoder = stages._s.answerer.encoder
-    parts = Parts(make_query_encoder(encoder), stages._d.searcher, stages._g.walker,
-                  stages._p.searcher, ctx.query.fuser, stages._r.reranker,
-                  make_answerer(cfg, encoder))
+    parts = _in_process(cfg, stages, ctx).p
     doc_id = ctx.query.resolve_doc("default", doc)
     want = asyncio.run(QueryEngine(cfg, parts).query(q, "default", doc_id))
     assert want.answer.abstained and want.answer.reason == got["reason"]
