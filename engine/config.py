@@ -161,22 +161,28 @@ class RetrieveConfig(_Strict):
     weights: dict[str, float] = Field(
         default_factory=lambda: {"dense": 1.0, "sparse": 1.0, "graph": 0.1, "page": 1.0,
                                  "modality": 0.5, "cues": 0.3},
-        description="Fusion weights, chosen on the qa.jsonl dev half (benchmarks/quality.py).")
+        description="Fusion weights, chosen on the qa.jsonl dev half (benchmarks/tune.py).")
     reranker: Literal["late-interaction", "cross-encoder", "none"] = "late-interaction"
     cross_encoder_model: str = Field("BAAI/bge-reranker-v2-m3",
                                      description="Local path (or hub id) of the cross-encoder.")
     rerank_depth: int = Field(10, ge=1, le=200, description="Fused candidates to rerank.")
     rerank_weight: float = Field(0.5, ge=0, le=1, description="Share of the reranker's score in "
                                  "the final order of the reranked head (the rest: fused score); "
-                                 "depth and share chosen on the qa.jsonl dev half.")
+                                 "depth and share chosen on the qa.jsonl dev half "
+                                 "(benchmarks/tune.py).")
 
 
 class SynthesizeConfig(_Strict):
     answerer: Literal["extractive", "openai"] = "extractive"
     url: str | None = None
     model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
-    abstain_threshold: float = Field(0.2337, description="Evidence score below which we abstain; "
+    abstain_threshold: float = Field(0.2179, description="Evidence score below which we abstain; "
                                      "calibrated on the qa.jsonl dev half (benchmarks/quality.py).")
+    unsupported_weight: float = Field(0.3, ge=0, le=1, description="The extractive answer's "
+                                      "confidence is scaled by 1 - this x the share of the "
+                                      "question's names, codes and years its passage never "
+                                      "mentions; chosen on the qa.jsonl dev half "
+                                      "(benchmarks/tune.py --answers).")
     scope_check: bool = Field(True, description="Abstain when a question scoped to documents "
                               "names a year, name or code those documents never mention.")
     max_context_tokens: int = Field(3000, ge=64)

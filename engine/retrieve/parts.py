@@ -61,7 +61,7 @@ def make_answerer(cfg: DocrayConfig, encoder=None, artifacts=None, chunk_tokens=
 
     spans = (StoredSpans.open(chunk_tokens, content, encoder)
              if encoder is not None and content is not None else None)
-    return ExtractiveAnswerer(s.abstain_threshold, encoder, spans)
+    return ExtractiveAnswerer(s.abstain_threshold, encoder, spans, s.unsupported_weight)
 
 
 def single_thread_blas() -> None:

@@ -3,8 +3,10 @@
 For table evidence it returns the cell at the best row × column match with its headers;
 otherwise the best sentence (keyword overlap plus, when an encoder is given, MiniLM
 similarity), narrowed to its number when the question asks for an amount. Confidence
-combines the retrieval score and the match strength; below the calibrated threshold
-the answer is an explicit abstention.
+combines the retrieval score and the match strength, lowered by the share of the
+question's names, codes and years the answer's passage never mentions (an answer about
+the Department of Health to a question about the Department of Science); below the
+calibrated threshold the answer is an explicit abstention.
 
 The MiniLM similarity needs a vector per candidate sentence: with ``spans``
 (:class:`~docray.engine.synthesize.spans.StoredSpans`) they are pooled from the chunk
@@ -24,6 +26,7 @@ from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.abstain import abstain
 from docray.engine.synthesize.cells import _overlap_toks, _toks, best_cell
 from docray.engine.synthesize.citations import to_evidence
+from docray.engine.synthesize.scope import unsupported
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _NUMQ = re.compile(r"\b(how (much|many)|what (is|was|were) the (amount|number|total|value|"
@@ -126,8 +129,10 @@ def _cell_line(chunk_text: str, row: str, value: str) -> str:
 class ExtractiveAnswerer:
     name = "extractive"
 
-    def __init__(self, threshold: float = 0.3, encoder=None, spans=None):
+    def __init__(self, threshold: float = 0.3, encoder=None, spans=None,
+                 unsupported_weight: float = 0.0):
         self.threshold, self.encoder, self.spans = threshold, encoder, spans
+        self.unsupported_weight = unsupported_weight
 
     def _candidates(self, question: str, passages: list[Passage]):
         plan = analyze(question)
@@ -199,9 +204,14 @@ class ExtractiveAnswerer:
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
         strength, text, idx, cell, _ = cands[0]
+        missing, checked = unsupported(question, passages[idx].chunk.text,
+                                       passages[idx].filename)
+        strength *= 1 - self.unsupported_weight * len(missing) / max(checked, 1)
         if strength < self.threshold:
-            return abstain(evidence, strength,
-                           f"best evidence match {strength:.2f} is below {self.threshold:.2f}")
+            unnamed = f"; its passage never mentions {', '.join(map(repr, missing[:3]))}" \
+                if missing and self.unsupported_weight else ""
+            return abstain(evidence, strength, f"best evidence match {strength:.2f} is below "
+                           f"{self.threshold:.2f}{unnamed}")
         answer = PROXY_LABEL.sub("", text) if cell is None else text
         if cell is None and _NUMQ.search(question):
             answer = _number_near(answer, kw, plan) or answer

@@ -166,6 +166,25 @@ class Vocabulary:
         return re.search(pattern + str(number) + r"\b", self.text) is not None
 
 
+def unsupported(question: str, text: str, filename: str = "") -> tuple[list[str], int]:
+    """The question's specific terms that ``text`` (one passage) never mentions, and how
+    many terms were checked. Words of the document's file name are left out: a filing's
+    passages rarely repeat the company ("COSTCO_2021_10K.pdf").
+
+    >>> unsupported("What is the address of Florida Department of Science?",
+    ...             "Florida Department of Health, 4052 Bald Cypress Way")
+    (['science'], 3)
+    >>> unsupported("How many stores did Costco run?", "We ran 815 warehouses.", "COSTCO_10K.pdf")
+    ([], 0)
+    """
+    stem = set(re.findall(r"[a-z0-9]+", filename.lower()))
+    terms = [t for t in specific_terms(question) if t not in stem]
+    if not terms:
+        return [], 0
+    vocab = Vocabulary([text])
+    return [t for t in terms if not vocab.mentions(t)], len(terms)
+
+
 class ScopeChecker:
     """Caches one :class:`Vocabulary` per (workspace, doc) read from the content store."""
 

@@ -164,6 +164,23 @@ def test_threshold_controls_abstention():
     assert _ask(ExtractiveAnswerer(0.99), "When did the Leipzig plant open?", p).abstained
 
 
+def test_an_answer_whose_passage_misses_the_named_subject_is_less_sure():
+    """Asked about the Department of Science, a passage about the Department of Health
+    shares every other word: the names the passage lacks lower the confidence, by the
+    weight, and the abstention says which."""
+    text = "The Florida Department of Health is at 4052 Bald Cypress Way, Tallahassee."
+    asked = "What is the address of the Florida Department of Health?"
+    twin = "What is the address of the Florida Department of Science?"
+    p = [_text_passage(text, 1.0)]
+    flat, weighted = ExtractiveAnswerer(0.0), ExtractiveAnswerer(0.0, unsupported_weight=0.3)
+    assert _ask(weighted, asked, p).confidence == _ask(flat, asked, p).confidence > 0
+    plain = _ask(flat, twin, p).confidence
+    assert _ask(weighted, twin, p).confidence == pytest.approx(plain * (1 - 0.3 / 3))
+    a = _ask(ExtractiveAnswerer(plain * 0.95, unsupported_weight=0.3), twin, p)
+    assert a.abstained and "never mentions 'science'" in a.reason
+    assert not _ask(ExtractiveAnswerer(plain * 0.95, unsupported_weight=0.3), asked, p).abstained
+
+
 def test_calibration_keeps_false_abstentions_under_the_cap():
     answerable = [0.1 * i for i in range(1, 21)]
     t = calibrate(answerable, [0.05, 0.1], max_false_abstain=0.10)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from docray.engine.model import Unit
-from docray.engine.synthesize.scope import ScopeChecker, Vocabulary, specific_terms
+from docray.engine.synthesize.scope import ScopeChecker, Vocabulary, specific_terms, unsupported
 
 
 def test_specific_terms_are_names_years_and_codes_not_question_words():
@@ -14,6 +14,15 @@ def test_specific_terms_are_names_years_and_codes_not_question_words():
     assert specific_terms("List the Boeing years as ['2006', '2011']") == ["boeing"]
     assert specific_terms("How many OUTCOMES should be ANSWERed in UNIT 8?") == ["outcomes", "unit"]
     assert specific_terms("How many GPUs did they use?") == ["gpus"]  # an acronym's plural
+
+
+def test_unsupported_terms_of_one_passage_leave_out_the_file_name():
+    q = "How much did Costco pay Boeing in FY2021?"
+    assert unsupported(q, "Costco paid $5 million in 2021.") == (["boeing"], 3)
+    # the filing's own name and year are not asked of each of its passages
+    assert unsupported(q, "It paid $5 million.", "COSTCO_2021_10K.pdf") == (["boeing"], 1)
+    assert unsupported(q, "Boeing was paid.", "COSTCO_2021_10K.pdf") == ([], 1)
+    assert unsupported("What was the revenue?", "Anything.") == ([], 0)
 
 
 def test_vocabulary_matches_words_years_and_phrases():
