@@ -192,7 +192,8 @@ def markdown(result: dict) -> str:
     lines += ["", "## Answers and abstention (hybrid, closed, extractive)", "",
               "Abstention = the scope check (the question names a year, name or code the "
               "document never mentions, or a page, figure or table it does not have) or an "
-              "evidence score below the threshold, "
+              "evidence score (lowered by the share of the question's names, codes and years "
+              "the answer's passage never mentions) below the threshold, "
               f"{a['threshold']}, calibrated on the dev half (≤ 10% false abstentions on dev).",
               "",
               "| split | n | accuracy | accuracy ignoring abstention | abstain recall | "
