@@ -56,7 +56,7 @@ def variants(cfg) -> list[tuple[str, dict]]:
     return out
 
 
-async def generate(bench: Bench, qa: list[dict]) -> dict:
+def generate(bench: Bench, qa: list[dict]) -> dict:
     """Generator outputs per (question id, setting), and the question's token vectors."""
     p, k = bench.s.engine.p, bench.s.engine.cfg.retrieve.candidates
     cache = {}
@@ -223,7 +223,7 @@ def main() -> None:
     every = [q for q in every if q["doc"] in bench.docs]
     qa = [q for q in every if q.get("evidence_pages")][: args.limit]
     t0 = time.perf_counter()
-    cache = asyncio.run(generate(bench, qa))
+    cache = generate(bench, qa)
     logging.info("generators ran for %d questions in %.0f s", len(qa), time.perf_counter() - t0)
     cfg = bench.s.engine.cfg.retrieve
     rows = {"chunk-only (config)": measure(bench, qa, cache, {}, chunk_only=True)}
