@@ -85,6 +85,22 @@ class Fuser:
                         self.filenames(workspace, c.doc_id)) for c, s in top]
 
 
+def chunk_lists_of(results: dict) -> dict[str, list]:
+    """The generators' chunk rankings by signal: dense and BM25, and the graph walk's."""
+    lists = dict(results.get("dense", {}))
+    if "graph" in results:
+        lists["graph"] = results["graph"]
+    return lists
+
+
+def ordered_pages(ranked: list[tuple[str, float]], cpages: dict,
+                  page_hits: list) -> list[tuple[str, int]]:
+    """Pages in the order of their best chunk, then the page signal's pages no chunk
+    reached."""
+    pages = page_ranking(ranked, cpages)
+    return pages + [p for p, _ in page_hits if p not in set(pages)]
+
+
 def cue_boost(ranked: list[tuple[str, float]], chunks: dict, plan: QueryPlan,
               weight: float) -> list[tuple[str, float]]:
     """Lift chunks that contain the years and numbers the question names."""
@@ -170,11 +186,8 @@ class QueryEngine:
         Separate from :meth:`retrieve` so benchmarks/tune.py can re-rank cached generator
         outputs under other weights through this same code."""
         t = {} if t is None else t
-        chunk_lists = dict(results.get("dense", {}))
-        if "graph" in results:
-            chunk_lists["graph"] = results["graph"]
         s = time.perf_counter()
-        ranked, chunks, cpages = self.p.fuser.fuse(plan, workspace, chunk_lists,
+        ranked, chunks, cpages = self.p.fuser.fuse(plan, workspace, chunk_lists_of(results),
                                                     results.get("page", []))
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none":
@@ -183,9 +196,7 @@ class QueryEngine:
             ranked = rerank_ranked(scorer, ranked, max(top_k, self.cfg.retrieve.rerank_depth),
                                    self.cfg.retrieve.rerank_weight)
             t["rerank"] = time.perf_counter() - s
-        pages = page_ranking(ranked, cpages)
-        pages += [p for p, _ in results.get("page", []) if p not in set(pages)]
-        return ranked, chunks, pages
+        return ranked, chunks, ordered_pages(ranked, cpages, results.get("page", []))
 
     async def query(self, question: str, workspace: str, doc_ids: list[str] | None = None,
                     mode: str = "hybrid", top_k: int = 5) -> QueryResult:

@@ -16,8 +16,7 @@ from typing import Any, AsyncIterator, Awaitable
 
 from docray.engine.config import DocrayConfig
 from docray.engine.errors import BadInput
-from docray.engine.retrieve.engine import Fuser, signals_for
-from docray.engine.retrieve.fusion import page_ranking
+from docray.engine.retrieve.engine import Fuser, chunk_lists_of, ordered_pages, signals_for
 from docray.engine.retrieve.query import analyze
 from docray.engine.synthesize.citations import to_evidence
 from docray.serve_apps.errors import ServeError, StageFailed, StageTimeout
@@ -121,12 +120,9 @@ class QueryService:
         plan = analyze(question, doc_ids)
         t["analyze"] = time.perf_counter() - t0
         results, qtok = await self._generate(plan, question, ws, doc_ids, mode, t)
-        chunk_lists = dict(results.get("dense", {}))
-        if "graph" in results:
-            chunk_lists["graph"] = results["graph"]
         s = time.perf_counter()
         ranked, chunks, cpages = await asyncio.to_thread(
-            self.fuser.fuse, plan, ws, chunk_lists, results.get("page", []))
+            self.fuser.fuse, plan, ws, chunk_lists_of(results), results.get("page", []))
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none" and ranked:
             n = max(top_k, self.cfg.retrieve.rerank_depth)
@@ -134,8 +130,7 @@ class QueryService:
             head = await self._stage("rerank", self.stages.rerank(
                 question, qtok, head, {c: chunks[c] for c, _ in head}, ws), t)
             ranked = list(head) + ranked[n:]
-        pages = page_ranking(ranked, cpages)
-        pages += [p for p, _ in results.get("page", []) if p not in set(pages)]
+        pages = ordered_pages(ranked, cpages, results.get("page", []))
         passages = await asyncio.to_thread(self.fuser.passages, ws, ranked, chunks, top_k)
         return passages, pages, t, doc_ids
 
