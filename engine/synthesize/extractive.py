@@ -204,12 +204,14 @@ class ExtractiveAnswerer:
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
         strength, text, idx, cell, _ = cands[0]
-        missing, checked = unsupported(question, passages[idx].chunk.text,
-                                       passages[idx].filename)
-        strength *= 1 - self.unsupported_weight * len(missing) / max(checked, 1)
+        missing: list[str] = []
+        if self.unsupported_weight:
+            missing, checked = unsupported(question, passages[idx].chunk.text,
+                                           passages[idx].filename)
+            strength *= 1 - self.unsupported_weight * len(missing) / max(checked, 1)
         if strength < self.threshold:
             unnamed = f"; its passage never mentions {', '.join(map(repr, missing[:3]))}" \
-                if missing and self.unsupported_weight else ""
+                if missing else ""
             return abstain(evidence, strength, f"best evidence match {strength:.2f} is below "
                            f"{self.threshold:.2f}{unnamed}")
         answer = PROXY_LABEL.sub("", text) if cell is None else text
