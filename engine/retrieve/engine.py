@@ -36,12 +36,16 @@ class QueryResult:
 
 
 def signals_for(mode: str) -> set[str]:
+    """The signals a mode fuses. chunk-only is text chunk retrieval (dense + BM25, the
+    year/number cues, rerank): without the graph, the page index and the preference for the
+    modality the question asks for (tables, figures, ...), the multimodal signals."""
     if mode not in MODES:
         from docray.engine.errors import BadInput
 
         raise BadInput("mode", f"{mode!r} is not one of {', '.join(MODES)}")
-    return {"chunk-only": {"dense", "sparse"}, "graph-only": {"graph"},
-            "page-only": {"page"}}.get(mode, {"dense", "sparse", "graph", "page"})
+    return {"chunk-only": {"dense", "sparse"}, "graph-only": {"graph", "modality"},
+            "page-only": {"page", "modality"}}.get(
+        mode, {"dense", "sparse", "graph", "page", "modality"})
 
 
 class Fuser:
@@ -61,7 +65,10 @@ class Fuser:
         return abstain(to_evidence(passages), 0.0, scope_reason(missing)) if missing else None
 
     def fuse(self, plan: QueryPlan, workspace: str, chunk_lists: dict[str, list],
-             page_hits: list) -> tuple[list[tuple[str, float]], dict, dict]:
+             page_hits: list, modality: bool = True
+             ) -> tuple[list[tuple[str, float]], dict, dict]:
+        """(ranked chunks, chunks, their pages); ``modality``: prefer the chunks of the
+        modality the question asks for."""
         ids = {cid for lst in chunk_lists.values() for cid, _ in lst}
         page_chunks = self.content.chunks_on_pages(workspace, [p for p, _ in page_hits])
         for cids in page_chunks.values():
@@ -72,7 +79,8 @@ class Fuser:
                  for name, lst in chunk_lists.items()}
         pages = {"page": [p for p, _ in page_hits]} if page_hits else {}
         ranked = fuse(lists, pages, cpages, self.cfg.retrieve.weights,
-                      {cid: c.modality for cid, c in chunks.items()}, plan.modalities,
+                      {cid: c.modality for cid, c in chunks.items()},
+                      plan.modalities if modality else [],
                       self.cfg.retrieve.weights.get("modality", 0.0) / 60)
         return cue_boost(ranked, chunks, plan, self.cfg.retrieve.weights.get("cues", 0.0) / 60), \
             chunks, cpages
@@ -188,7 +196,8 @@ class QueryEngine:
         t = {} if t is None else t
         s = time.perf_counter()
         ranked, chunks, cpages = self.p.fuser.fuse(plan, workspace, chunk_lists_of(results),
-                                                    results.get("page", []))
+                                                    results.get("page", []),
+                                                    "modality" in signals_for(mode))
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none":
             s = time.perf_counter()

@@ -122,7 +122,8 @@ class QueryService:
         results, qtok = await self._generate(plan, question, ws, doc_ids, mode, t)
         s = time.perf_counter()
         ranked, chunks, cpages = await asyncio.to_thread(
-            self.fuser.fuse, plan, ws, chunk_lists_of(results), results.get("page", []))
+            self.fuser.fuse, plan, ws, chunk_lists_of(results), results.get("page", []),
+            "modality" in signals_for(mode))
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none" and ranked:
             n = max(top_k, self.cfg.retrieve.rerank_depth)

@@ -172,6 +172,34 @@ def test_rank_of_the_generators_outputs_is_what_a_query_retrieves(local):
         assert set(unranked) == set(pages)
 
 
+def test_chunk_only_ranks_without_the_modality_preference(local):
+    """chunk-only is text chunk retrieval: hybrid's fusion of the same dense/BM25 list less
+    the bonus for chunks of the modality the question asks for, in process and in Serve."""
+    from docray.engine.retrieve.engine import chunk_lists_of, signals_for
+    from docray.engine.retrieve.query import analyze
+
+    cfg, stages, ctx = local
+    engine = _in_process(cfg, stages, ctx)
+    q = "Which table row gives Northwind Robotics' capital expenditures in 2023?"
+    plan, (qvec, qtok) = analyze(q), engine.p.encode_query(q)
+    assert plan.modalities == ["table"]
+    lists = chunk_lists_of({"dense": engine.p.dense.search(plan, qvec, "default", None, 50)})
+    preferred = dict(engine.p.fuser.fuse(plan, "default", lists, [])[0])
+    plain = dict(engine.p.fuser.fuse(plan, "default", lists, [], modality=False)[0])
+    chunks = engine.p.fuser.content.chunks("default", list(plain))
+    bonus = cfg.retrieve.weights["modality"] / 60
+    tables = {c for c in plain if chunks[c].modality == "table"}
+    assert tables and len(tables) < len(plain)
+    for cid, score in plain.items():
+        assert preferred[cid] == pytest.approx(score + bonus * (cid in tables))
+    assert "modality" not in signals_for("chunk-only") and "modality" in signals_for("hybrid")
+    got = asyncio.run(engine.retrieve(q, "default", mode="chunk-only"))
+    served, pages, _, _ = asyncio.run(ctx.query.retrieve(q, "default", None, "chunk-only"))
+    assert got.pages and pages == got.pages
+    assert [(x.chunk.chunk_id, pytest.approx(x.score)) for x in served] == [
+        (x.chunk.chunk_id, x.score) for x in got.passages]
+
+
 def test_question_naming_what_the_document_never_mentions_abstains(local):
     from dataclasses import replace
 
