@@ -35,6 +35,7 @@ from docray.engine.config import config_from_dict  # noqa: E402
 MODES = ["hybrid", "chunk-only", "graph-only", "page-only", "no-rerank"]
 KS = (1, 5, 10)
 WS = "bench"
+ABLATION = "hybrid less graph and page"
 
 
 def numbers(text: str) -> list[float]:
@@ -92,6 +93,18 @@ class Bench:
         r = await self.s.engine.retrieve(q, WS, doc_ids, mode, 10)
         return r.pages
 
+    def without_graph_and_pages(self, q: str, doc_ids) -> list:
+        """Pages of the chunk generators' outputs ranked as hybrid ranks them (modality
+        preference and cues on): hybrid less the graph walk and the page index."""
+        from docray.engine.retrieve.query import analyze
+
+        engine = self.s.engine
+        plan = analyze(q, doc_ids)
+        qvec, qtok = engine.p.encode_query(q)
+        results = {"dense": engine.p.dense.search(plan, qvec, WS, doc_ids,
+                                                  engine.cfg.retrieve.candidates)}
+        return engine.rank(q, plan, qtok, WS, results, "hybrid", 10)[2]
+
     async def answer(self, q: str, doc_ids):
         t0 = time.perf_counter()
         res = await self.s.engine.query(q, WS, doc_ids, "hybrid", 5)
@@ -118,6 +131,7 @@ async def evaluate(bench: Bench, qa: list[dict], baselines: dict, modes: list[st
         mods = ["all", item.get("modality") or "unlabelled"]
         for setting, scope in (("closed", [doc_id]), ("open", None)):
             systems = {m: await bench.pages(item["question"], scope, m) for m in modes}
+            systems[ABLATION] = bench.without_graph_and_pages(item["question"], scope)
             sd = doc_id if scope else None
             b = {name: fn.rank(item["question"], sd, 10) for name, fn in baselines.items()}
             b["rrf(bm25,dense)"] = rrf_pages(b["bm25"], b["dense-windows"])
@@ -154,7 +168,7 @@ def score_answers(rows: list[dict]) -> dict:
         una = [r for r in part if r["unanswerable"]]
         abst = [r for r in part if r["confidence"] < t]
         acc = [r["correct"] and r["confidence"] >= t for r in ans]
-        return {"n": len(part), "answer_accuracy": round(100 * float(np.mean(acc or [0])), 1),
+        return {"n": len(part), "unanswerable": len(una), "answer_accuracy": round(100 * float(np.mean(acc or [0])), 1),
                 "answer_accuracy_ignoring_abstention": round(
                     100 * float(np.mean([r["correct"] for r in ans] or [0])), 1),
                 "abstain_recall": round(100 * float(np.mean(
@@ -181,13 +195,17 @@ def markdown(result: dict) -> str:
     lines = ["# docray quality on qa.jsonl", "",
              f"Index: {result['documents']} documents, {result['pages_indexed']} pages with "
              f"text. {result['questions_with_evidence']} questions with evidence pages; page recall "
-             "(%) — closed = within the question's document, open = across all pages.", "",
+             "(%) — closed = within the question's document, open = across all pages. "
+             "chunk-only is text chunk retrieval (dense + BM25, year/number cues, rerank) "
+             f"without the multimodal signals; {ABLATION} adds to it the preference for the "
+             "modality the question asks for (tables, figures, ...).", "",
              "| system | closed R@1 | closed R@5 | closed R@10 | open R@1 | open R@5 | open R@10 |",
              "|---|---|---|---|---|---|---|"]
     for system, settings in result["recall"].items():
         c, o = settings["closed"]["all"], settings["open"]["all"]
         lines.append(f"| {system} | {c['R@1']} | {c['R@5']} | {c['R@10']} | {o['R@1']} | "
                      f"{o['R@5']} | {o['R@10']} |")
+    lines += by_modality(result)
     a = result["answers"]
     lines += ["", "## Answers and abstention (hybrid, closed, extractive)", "",
               "Abstention = the scope check (the question names a year, name or code the "
@@ -203,12 +221,32 @@ def markdown(result: dict) -> str:
         lines.append(f"| {split} | {s['n']} | {s['answer_accuracy']} | "
                      f"{s['answer_accuracy_ignoring_abstention']} | {s['abstain_recall']} | "
                      f"{s['abstain_precision']} | {s['false_abstention_rate']} |")
+    lines += ["", "| modality | n | unanswerable | accuracy | abstain recall | false abstentions |",
+              "|---|---|---|---|---|---|"]
+    for mod, m in a["by_modality"].items():
+        recall_ = m["abstain_recall"] if m.get("unanswerable") else "–"  # none to abstain on
+        lines.append(f"| {mod} | {m['n']} | {m.get('unanswerable', '')} | {m['answer_accuracy']} "
+                     f"| {recall_} | {m['false_abstention_rate']} |")
     lines += ["", f"Latency (retrieval + answer, in-process, closed): p50 "
               f"{a['latency_ms']['p50']} ms, p95 {a['latency_ms']['p95']} ms.",
               f"Latency (hybrid retrieval + answer, open, whole corpus, "
               f"{result['open_latency_ms']['n']} questions): p50 "
               f"{result['open_latency_ms']['p50']} ms, p95 {result['open_latency_ms']['p95']} ms."]
     return "\n".join(lines) + "\n"
+
+
+def by_modality(result: dict) -> list[str]:
+    """Markdown lines: R@5 closed / open per system and question modality."""
+    mods = [m for m in result["recall"]["hybrid"]["closed"] if m != "all"]
+    n = {m: result["recall"]["hybrid"]["closed"][m]["n"] for m in mods}
+    lines = ["", "## Page recall@5 by question modality (closed / open)", "",
+             "| system | " + " | ".join(f"{m} (n={n[m]})" for m in mods) + " |",
+             "|---|" + "---|" * len(mods)]
+    for system, settings in result["recall"].items():
+        lines.append(f"| {system} | " + " | ".join(
+            f"{settings['closed'][m]['R@5']} / {settings['open'][m]['R@5']}" for m in mods)
+            + " |")
+    return lines
 
 
 def plot(result: dict, path: Path) -> None:

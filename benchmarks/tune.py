@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import QA, RESULTS, machine, write_result  # noqa: E402
 from quality import KS, WS, Bench, correct, dev_split, recall, score_answers  # noqa: E402
 
+from docray.engine.retrieve.engine import signals_for  # noqa: E402
 from docray.engine.retrieve.query import analyze  # noqa: E402
 from docray.engine.synthesize.scope import unsupported  # noqa: E402
 
@@ -72,15 +73,17 @@ def generate(bench: Bench, qa: list[dict]) -> dict:
     return cache
 
 
-def measure(bench: Bench, qa: list[dict], cache: dict, changes: dict,
-            chunk_only: bool = False) -> dict:
-    """Recall (%) at KS per setting and split under ``changes`` to the retrieve config."""
+def measure(bench: Bench, qa: list[dict], cache: dict, changes: dict) -> dict:
+    """Recall (%) at KS per setting and split under ``changes`` to the retrieve config
+    (``mode``: the generators' outputs that mode does not use are left out)."""
     engine = bench.s.engine
     r = engine.cfg.retrieve
     saved = dict(r.weights), r.rerank_depth, r.rerank_weight
     r.weights = {**r.weights, **changes.get("weights", {})}
     r.rerank_depth = changes.get("rerank_depth", r.rerank_depth)
     r.rerank_weight = changes.get("rerank_weight", r.rerank_weight)
+    mode = changes.get("mode", "hybrid")
+    use = signals_for(mode)  # generator outputs: "dense" (dense + BM25), "graph", "page"
     hits: dict[tuple[str, str], list] = {}
     try:
         for item in qa:
@@ -88,10 +91,8 @@ def measure(bench: Bench, qa: list[dict], cache: dict, changes: dict,
             split = "dev" if dev_split(item["id"]) else "test"
             for setting in SETTINGS:
                 plan, qtok, results = cache[(item["id"], setting)]
-                if chunk_only:
-                    results = {"dense": results["dense"]}
-                _, _, pages = engine.rank(item["question"], plan, qtok, WS, results,
-                                          changes.get("mode", "hybrid"), 10)
+                results = {name: out for name, out in results.items() if name in use}
+                _, _, pages = engine.rank(item["question"], plan, qtok, WS, results, mode, 10)
                 row = [recall(pages, gold, kk) for kk in KS]
                 for s in (split, "all"):
                     hits.setdefault((setting, s), []).append(row)
@@ -226,7 +227,7 @@ def main() -> None:
     cache = generate(bench, qa)
     logging.info("generators ran for %d questions in %.0f s", len(qa), time.perf_counter() - t0)
     cfg = bench.s.engine.cfg.retrieve
-    rows = {"chunk-only (config)": measure(bench, qa, cache, {}, chunk_only=True)}
+    rows = {"chunk-only (config)": measure(bench, qa, cache, {"mode": "chunk-only"})}
     for name, changes in variants(bench.s.engine.cfg):
         rows[name] = measure(bench, qa, cache, changes)
         logging.info("%s: %s", name, rows[name])
