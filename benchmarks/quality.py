@@ -168,7 +168,8 @@ def score_answers(rows: list[dict]) -> dict:
         una = [r for r in part if r["unanswerable"]]
         abst = [r for r in part if r["confidence"] < t]
         acc = [r["correct"] and r["confidence"] >= t for r in ans]
-        return {"n": len(part), "unanswerable": len(una), "answer_accuracy": round(100 * float(np.mean(acc or [0])), 1),
+        return {"n": len(part), "unanswerable": len(una),
+                "answer_accuracy": round(100 * float(np.mean(acc or [0])), 1),
                 "answer_accuracy_ignoring_abstention": round(
                     100 * float(np.mean([r["correct"] for r in ans] or [0])), 1),
                 "abstain_recall": round(100 * float(np.mean(
@@ -224,8 +225,8 @@ def markdown(result: dict) -> str:
     lines += ["", "| modality | n | unanswerable | accuracy | abstain recall | false abstentions |",
               "|---|---|---|---|---|---|"]
     for mod, m in a["by_modality"].items():
-        recall_ = m["abstain_recall"] if m.get("unanswerable") else "–"  # none to abstain on
-        lines.append(f"| {mod} | {m['n']} | {m.get('unanswerable', '')} | {m['answer_accuracy']} "
+        recall_ = m["abstain_recall"] if m["unanswerable"] else "–"  # none to abstain on
+        lines.append(f"| {mod} | {m['n']} | {m['unanswerable']} | {m['answer_accuracy']} "
                      f"| {recall_} | {m['false_abstention_rate']} |")
     lines += ["", f"Latency (retrieval + answer, in-process, closed): p50 "
               f"{a['latency_ms']['p50']} ms, p95 {a['latency_ms']['p95']} ms.",

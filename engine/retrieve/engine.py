@@ -64,11 +64,14 @@ class Fuser:
         missing = self.scope.unmentioned(question, workspace, doc_ids)
         return abstain(to_evidence(passages), 0.0, scope_reason(missing)) if missing else None
 
-    def fuse(self, plan: QueryPlan, workspace: str, chunk_lists: dict[str, list],
-             page_hits: list, modality: bool = True
+    def fuse(self, plan: QueryPlan, workspace: str, results: dict, mode: str = "hybrid"
              ) -> tuple[list[tuple[str, float]], dict, dict]:
-        """(ranked chunks, chunks, their pages); ``modality``: prefer the chunks of the
-        modality the question asks for."""
+        """Fuse the generators' ``results`` ({"dense": {name: hits}, "graph": hits, "page":
+        hits}) with the signals of ``mode``: (ranked chunks, chunks, their pages)."""
+        chunk_lists = dict(results.get("dense", {}))  # dense and BM25, then the graph walk's
+        if "graph" in results:
+            chunk_lists["graph"] = results["graph"]
+        page_hits = results.get("page", [])
         ids = {cid for lst in chunk_lists.values() for cid, _ in lst}
         page_chunks = self.content.chunks_on_pages(workspace, [p for p, _ in page_hits])
         for cids in page_chunks.values():
@@ -80,7 +83,7 @@ class Fuser:
         pages = {"page": [p for p, _ in page_hits]} if page_hits else {}
         ranked = fuse(lists, pages, cpages, self.cfg.retrieve.weights,
                       {cid: c.modality for cid, c in chunks.items()},
-                      plan.modalities if modality else [],
+                      plan.modalities if "modality" in signals_for(mode) else [],
                       self.cfg.retrieve.weights.get("modality", 0.0) / 60)
         return cue_boost(ranked, chunks, plan, self.cfg.retrieve.weights.get("cues", 0.0) / 60), \
             chunks, cpages
@@ -91,14 +94,6 @@ class Fuser:
         units = self.content.units(workspace, [u for c, _ in top for u in c.unit_ids])
         return [Passage(c, [units[u] for u in c.unit_ids if u in units], s,
                         self.filenames(workspace, c.doc_id)) for c, s in top]
-
-
-def chunk_lists_of(results: dict) -> dict[str, list]:
-    """The generators' chunk rankings by signal: dense and BM25, and the graph walk's."""
-    lists = dict(results.get("dense", {}))
-    if "graph" in results:
-        lists["graph"] = results["graph"]
-    return lists
 
 
 def ordered_pages(ranked: list[tuple[str, float]], cpages: dict,
@@ -195,9 +190,7 @@ class QueryEngine:
         outputs under other weights through this same code."""
         t = {} if t is None else t
         s = time.perf_counter()
-        ranked, chunks, cpages = self.p.fuser.fuse(plan, workspace, chunk_lists_of(results),
-                                                    results.get("page", []),
-                                                    "modality" in signals_for(mode))
+        ranked, chunks, cpages = self.p.fuser.fuse(plan, workspace, results, mode)
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none":
             s = time.perf_counter()

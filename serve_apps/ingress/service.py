@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator, Awaitable
 
 from docray.engine.config import DocrayConfig
 from docray.engine.errors import BadInput
-from docray.engine.retrieve.engine import Fuser, chunk_lists_of, ordered_pages, signals_for
+from docray.engine.retrieve.engine import Fuser, ordered_pages, signals_for
 from docray.engine.retrieve.query import analyze
 from docray.engine.synthesize.citations import to_evidence
 from docray.serve_apps.errors import ServeError, StageFailed, StageTimeout
@@ -122,8 +122,7 @@ class QueryService:
         results, qtok = await self._generate(plan, question, ws, doc_ids, mode, t)
         s = time.perf_counter()
         ranked, chunks, cpages = await asyncio.to_thread(
-            self.fuser.fuse, plan, ws, chunk_lists_of(results), results.get("page", []),
-            "modality" in signals_for(mode))
+            self.fuser.fuse, plan, ws, results, mode)
         t["fuse"] = time.perf_counter() - s
         if mode != "no-rerank" and self.cfg.retrieve.reranker != "none" and ranked:
             n = max(top_k, self.cfg.retrieve.rerank_depth)

@@ -175,7 +175,7 @@ def test_rank_of_the_generators_outputs_is_what_a_query_retrieves(local):
 def test_chunk_only_ranks_without_the_modality_preference(local):
     """chunk-only is text chunk retrieval: hybrid's fusion of the same dense/BM25 list less
     the bonus for chunks of the modality the question asks for, in process and in Serve."""
-    from docray.engine.retrieve.engine import chunk_lists_of, signals_for
+    from docray.engine.retrieve.engine import signals_for
     from docray.engine.retrieve.query import analyze
 
     cfg, stages, ctx = local
@@ -183,9 +183,9 @@ def test_chunk_only_ranks_without_the_modality_preference(local):
     q = "Which table row gives Northwind Robotics' capital expenditures in 2023?"
     plan, (qvec, qtok) = analyze(q), engine.p.encode_query(q)
     assert plan.modalities == ["table"]
-    lists = chunk_lists_of({"dense": engine.p.dense.search(plan, qvec, "default", None, 50)})
-    preferred = dict(engine.p.fuser.fuse(plan, "default", lists, [])[0])
-    plain = dict(engine.p.fuser.fuse(plan, "default", lists, [], modality=False)[0])
+    results = {"dense": engine.p.dense.search(plan, qvec, "default", None, 50)}
+    preferred = dict(engine.p.fuser.fuse(plan, "default", results, "hybrid")[0])
+    plain = dict(engine.p.fuser.fuse(plan, "default", results, "chunk-only")[0])
     chunks = engine.p.fuser.content.chunks("default", list(plain))
     bonus = cfg.retrieve.weights["modality"] / 60
     tables = {c for c in plain if chunks[c].modality == "table"}
