@@ -76,7 +76,7 @@ def recall(pages: list, gold: set, k: int) -> float:
 
 class Bench:
     def __init__(self, data: Path):
-        from docray.engine.cli_query import Session
+        from docray.engine.cli.query import Session
 
         cfg = config_from_dict({"paths": {"data_dir": str(data), "workspace": WS},
                                 "synthesize": {"abstain_threshold": 0.0}})

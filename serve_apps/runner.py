@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 
 from docray.engine.config import DocrayConfig
@@ -26,20 +27,23 @@ def ray_serve_env(settings: ServeSettings) -> dict[str, str]:
                                                              want)}
 
 
-def _init_ray(cfg: DocrayConfig, settings: ServeSettings) -> None:
+def _init_ray(cfg: DocrayConfig, settings: ServeSettings) -> bool:
+    """Connect to (or start) Ray; True when this call started or joined it, so that the
+    runner's stop also disconnects (and, for a local cluster, ends it)."""
     import ray
 
     if ray.is_initialized():
         if any(os.environ.get(k) != v for k, v in ray_serve_env(settings).items()):
             log.warning("Ray is already running: %s does not apply to it",
                         ray_serve_env(settings))
-        return
+        return False
     if cfg.ray.address:
         ray.init(address=cfg.ray.address, log_to_driver=False)
-        return
+        return True
     os.environ.update(ray_serve_env(settings))  # the raylet and its workers inherit it
     ray.init(num_cpus=settings.ray_num_cpus or cfg.ray.num_cpus, include_dashboard=False,
              log_to_driver=False, object_store_memory=cfg.ray.object_store_mb * 1024 * 1024)
+    return True
 
 
 @dataclass
@@ -48,6 +52,7 @@ class ServeRunner:
     settings: ServeSettings = field(default_factory=ServeSettings)
     app_name: str = APP_NAME
     milvus: MilvusLiteServer | None = None
+    owns_ray: bool = False
 
     @property
     def url(self) -> str:
@@ -61,7 +66,10 @@ class ServeRunner:
         if self.milvus is not None:
             self.milvus.start()
         try:
-            _init_ray(self.cfg, self.settings)
+            self.owns_ray = _init_ray(self.cfg, self.settings)
+            from docray.serve_apps import drain
+
+            drain.clear(self.app_name)
             serve.start(http_options={"host": self.cfg.serve.host, "port": self.cfg.serve.port})
             serve.run(build_app(shared, self.settings, self.app_name), name=self.app_name,
                       route_prefix="/", blocking=blocking)
@@ -71,13 +79,45 @@ class ServeRunner:
         log.info("docray serving at %s", self.url)
         return self.url
 
-    def stop(self) -> None:
+    def drain(self, timeout_s: float | None = None) -> bool:
+        """Stop admitting, then wait (bounded) for admitted requests and upload jobs.
+        True when everything in flight finished within the bound."""
+        from ray import serve
+
+        from docray.serve_apps import drain
+        from docray.serve_apps.metrics import serve_replicas
+
+        budget = self.settings.limits.drain_timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + budget
+        drain.request_drain(self.app_name)
+        ok = drain.wait_drained(self.app_name,
+                                lambda: serve_replicas(self.app_name).get("Ingress", 0), budget)
+        documents = serve.get_deployment_handle("Documents", self.app_name)
+        while documents.pending.remote().result(timeout_s=10):
+            if time.monotonic() >= deadline:
+                log.warning("upload jobs still running after %.0fs; the next ingest of "
+                            "those files resumes them", budget)
+                return False
+            time.sleep(0.1)
+        return ok
+
+    def stop(self, drain_first: bool = False) -> None:
+        """Serve, then Ray when this runner started it, then milvus-lite; with
+        ``drain_first`` the in-flight work is finished first (see :meth:`drain`)."""
         try:
             import ray
             from ray import serve
 
             if ray.is_initialized():
+                if drain_first:
+                    try:
+                        self.drain()
+                    except Exception:  # noqa: BLE001 — still stop everything below
+                        log.exception("drain failed; stopping anyway")
                 serve.shutdown()
+                if self.owns_ray:
+                    ray.shutdown()
+                    self.owns_ray = False
         finally:
             if self.milvus is not None:
                 self.milvus.stop()

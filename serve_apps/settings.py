@@ -78,6 +78,9 @@ class Limits(_Strict):
     request_timeout_s: float = Field(60.0, gt=0, description="Whole-request timeout (504).")
     max_upload_mb: float = Field(50.0, gt=0, description="Per uploaded file.")
     max_files: int = Field(20, ge=1, description="Files per upload request.")
+    drain_timeout_s: float = Field(60.0, ge=0, description="On SIGTERM/SIGINT, how long "
+                                   "`docray serve` waits for admitted requests and running "
+                                   "upload jobs before it stops Serve anyway.")
 
 
 class ServeSettings(_Strict):

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Optional
 
-from rich.console import Console
+import typer
 
-out = Console()
+from docray.engine.cli.base import CONFIG_OPTION, app, friendly, load, out
 
 
 def run_demo(out_dir: Path, cfg) -> None:
-    from docray.engine.cli_ingest import print_summary
-    from docray.engine.cli_query import Session, print_answer
+    from docray.engine.cli.ingest import print_summary
+    from docray.engine.cli.query import Session, print_answer
     from docray.engine.ingest import ingest
     from docray.engine.parse.overlay import write_overlays
     from docray.engine.samples import QUESTIONS, write_samples
@@ -37,3 +38,12 @@ def run_demo(out_dir: Path, cfg) -> None:
         write_overlays(doc, pdf, out_dir / "overlays" / pdf.stem)
     out.print(f"[bold]3. inspect[/bold] overlays of every parsed page in {out_dir / 'overlays'}; "
               f"{len(docs)} documents indexed")
+
+
+@app.command()
+@friendly
+def demo(out_dir: Path = typer.Option(Path("out/demo"), "--out", help="Output directory."),
+         config: Optional[Path] = CONFIG_OPTION):
+    """The README's main job on the embedded default: generate the sample documents,
+    ingest them on Ray Data into every index, and answer questions with citations."""
+    run_demo(out_dir, load(config))

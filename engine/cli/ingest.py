@@ -11,16 +11,15 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-out = Console()
+from docray.engine.cli.base import CONFIG_OPTION, app, friendly, load, out
 
 
 def run_ingest(paths: list[Path], config: Optional[Path], workspace: Optional[str],
                as_json: bool, local: bool = False) -> dict:
-    from docray.engine.cli import _config
     from docray.engine.ingest import ingest, ingest_local
     from docray.engine.ingest.plan import expand
 
-    cfg = _config(config)
+    cfg = load(config)
     total = len(expand(list(paths)))
     t0 = time.perf_counter()
     done = {"docs": 0, "pages": 0, "units": 0}
@@ -66,11 +65,10 @@ def print_summary(s: dict) -> None:
 
 
 def run_delete(ref: str, config: Optional[Path], workspace: Optional[str]) -> None:
-    from docray.engine.cli import _config
     from docray.engine.errors import NotFound
     from docray.engine.ingest.stores import Stores
 
-    cfg = _config(config)
+    cfg = load(config)
     ws = workspace or cfg.paths.workspace
     stores = Stores.open(cfg)
     try:
@@ -81,3 +79,25 @@ def run_delete(ref: str, config: Optional[Path], workspace: Optional[str]) -> No
     finally:
         stores.close()
     out.print(f"deleted {row['filename']} ({row['doc_id']}) from workspace {ws}")
+
+
+@app.command()
+@friendly
+def ingest(paths: list[Path] = typer.Argument(..., help="Files or directories."),
+           workspace: Optional[str] = typer.Option(None, "--workspace", "-w"),
+           config: Optional[Path] = CONFIG_OPTION,
+           as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+           local: bool = typer.Option(False, "--local", help="Run in-process, without Ray.")):
+    """Ingest documents into every index (resumable; re-ingesting is a no-op)."""
+    result = run_ingest(paths, config, workspace, as_json, local)
+    if result["ok"] == 0 and result["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+@friendly
+def delete(doc: str = typer.Argument(..., help="doc_id, doc_id prefix or file name."),
+           workspace: Optional[str] = typer.Option(None, "--workspace", "-w"),
+           config: Optional[Path] = CONFIG_OPTION):
+    """Remove a document from every store; the graph is updated incrementally."""
+    run_delete(doc, config, workspace)

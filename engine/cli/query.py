@@ -7,22 +7,20 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-out = Console()
+from docray.engine.cli.base import CONFIG_OPTION, app, friendly, load, out
 
 
 class Session:
     """Opens stores and models once; answers many questions (batch mode, benchmarks)."""
 
     def __init__(self, config: Optional[Path] = None, cfg=None):
-        from docray.engine.cli import _config
         from docray.engine.ingest.stores import Stores
         from docray.engine.retrieve.engine import QueryEngine
         from docray.engine.retrieve.parts import build_parts
 
-        self.cfg = cfg or _config(config)
+        self.cfg = cfg or load(config)
         self.stores = Stores.open(self.cfg)
         self.engine = QueryEngine(self.cfg, build_parts(self.cfg, self.stores))
 
@@ -99,3 +97,19 @@ def print_answer(question: str, res: dict) -> None:
         t.add_row(str(i), e["doc"], str(e["page"]), e["modality"], f"{e['score']:.3f}",
                   e["text"][:90].replace("\n", " "))
     out.print(t)
+
+
+@app.command()
+@friendly
+def query(question: Optional[str] = typer.Argument(None, help="The question."),
+          questions: Optional[Path] = typer.Option(None, "--questions",
+                                                   help="JSONL of {id, question, doc?}."),
+          workspace: Optional[str] = typer.Option(None, "--workspace", "-w"),
+          doc: Optional[str] = typer.Option(None, "--doc", help="Restrict to one document."),
+          mode: str = typer.Option("hybrid", "--mode",
+                                   help="hybrid, chunk-only, graph-only, page-only, no-rerank"),
+          top_k: int = typer.Option(5, "--top-k", min=1, max=50),
+          config: Optional[Path] = CONFIG_OPTION,
+          as_json: bool = typer.Option(False, "--json", help="Print JSON.")):
+    """Answer a question (or a JSONL batch) with citations, or abstain."""
+    run_query(question, questions, config, workspace, doc, mode, top_k, as_json)

@@ -1,22 +1,45 @@
-"""``docray serve``: start the Serve app, print its URL, run until Ctrl-C."""
+"""``docray serve``: start the Serve app, print its URL, stop gracefully on a signal.
+
+SIGTERM (systemd, Docker, Kubernetes) and SIGINT (Ctrl-C) both start a graceful stop:
+the Ingress replicas refuse new work with 503 + Retry-After, the requests and upload jobs
+already admitted finish (bounded by ``limits.drain_timeout_s``), then Serve stops, then
+Ray if this process started it, then the milvus-lite server. The exit code is 0. A second
+signal while draining skips the wait.
+"""
 from __future__ import annotations
 
-import time
+import signal
+import threading
 from pathlib import Path
 from typing import Optional
 
-from rich.console import Console
+import typer
 
-out = Console()
+from docray.engine.cli.base import CONFIG_OPTION, app, err, friendly, load, out
+
+
+class StopSignal:
+    """Turns SIGTERM/SIGINT into events the main thread waits on."""
+
+    def __init__(self):
+        self.first, self.second = threading.Event(), threading.Event()
+
+    def _handle(self, signum, _frame) -> None:
+        (self.second if self.first.is_set() else self.first).set()
+        err.print(f"{signal.Signals(signum).name}: "
+                  f"{'stopping now' if self.second.is_set() else 'draining, then stopping'}")
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
 
 
 def run_serve(config: Optional[Path], serve_config: Optional[Path], host: Optional[str],
               port: Optional[int]) -> None:
-    from docray.engine.config import load_config
     from docray.serve_apps.runner import ServeRunner
     from docray.serve_apps.settings import load_serve_settings
 
-    cfg = load_config(config)
+    cfg = load(config)
     if host:
         cfg.serve.host = host
     if port:
@@ -24,15 +47,34 @@ def run_serve(config: Optional[Path], serve_config: Optional[Path], host: Option
     settings = load_serve_settings(serve_config or cfg.serve.config_file)
     runner = ServeRunner(cfg, settings)
     url = runner.start()
-    out.print(f"docray serving at [bold]{url}[/bold]  (API docs: {url}/docs; Ctrl-C stops)",
-              highlight=False)
+    stop = StopSignal()
+    stop.install()  # after Ray's init, which sets its own SIGTERM handler (sys.exit)
+    out.print(f"docray serving at [bold]{url}[/bold]  (API docs: {url}/docs; "
+              "Ctrl-C or SIGTERM stops)", highlight=False)
     if runner.milvus is not None:
         out.print(f"milvus-lite server: {runner.milvus.uri} (db {runner.milvus.db})",
                   highlight=False)
     try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        out.print("stopping…")
+        while not stop.first.wait(0.5):
+            pass
+        drainer = threading.Thread(target=runner.drain, daemon=True)
+        drainer.start()
+        while drainer.is_alive() and not stop.second.is_set():
+            drainer.join(0.1)
     finally:
         runner.stop()
+    out.print("stopped")
+
+
+@app.command()
+@friendly
+def serve(config: Optional[Path] = CONFIG_OPTION,
+          serve_config: Optional[Path] = typer.Option(
+              None, "--serve-config", help="Deployment settings (default: the config's "
+              "serve.config_file, configs/serve/local.yaml)."),
+          host: Optional[str] = typer.Option(None, "--host", help="Bind address (default "
+                                             "serve.host, 127.0.0.1)."),
+          port: Optional[int] = typer.Option(None, "--port", min=1, max=65535,
+                                             help="HTTP port (default serve.port, 8000).")):
+    """Serve the query API (Ray Serve): one deployment per stage, until SIGTERM/Ctrl-C."""
+    run_serve(config, serve_config, host, port)

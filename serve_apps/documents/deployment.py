@@ -21,3 +21,6 @@ class Documents:
 
     async def delete(self, workspace, doc_id):
         return await self.service.delete(workspace, doc_id)
+
+    async def pending(self) -> int:
+        return self.service.pending()

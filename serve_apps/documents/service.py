@@ -108,6 +108,10 @@ class DocumentsService:
                 job["status"], job["error"] = "failed", f"{type(err).__name__}: {err}"
             self._save(job)
 
+    def pending(self) -> int:
+        """Upload jobs not finished yet (a graceful stop waits for them)."""
+        return sum(not t.done() for t in self._tasks)
+
     async def wait_idle(self) -> None:
         """Wait for running jobs (tests and shutdown)."""
         if self._tasks:

@@ -75,7 +75,11 @@ def create_app(ctx) -> FastAPI:
             raise StageTimeout(f"request timed out after {limits.request_timeout_s:g}s") from None
 
     @app.get("/healthz")
-    async def healthz() -> dict:
+    async def healthz():
+        if admission.draining:  # load balancers stop sending; the stop is under way
+            return JSONResponse({"status": "draining", "inflight": admission.busy},
+                                status_code=503,
+                                headers={"Retry-After": str(limits.retry_after_s)})
         return {"status": "ok", "inflight": admission.inflight}
 
     @app.get("/metrics")
@@ -146,10 +150,14 @@ def create_app(ctx) -> FastAPI:
 
 
 def _document_routes(app: FastAPI, ctx, workspace) -> None:
-    limits = ctx.limits
+    limits, admission = ctx.limits, ctx.admission
 
     @app.post("/v1/documents", response_model=JobStatus, status_code=202)
     async def upload(files: list[UploadFile] = File(...), ws: str = Depends(workspace)):
+        with admission.track():
+            return await _upload(files, ws)
+
+    async def _upload(files: list[UploadFile], ws: str):
         if len(files) > limits.max_files:
             raise BadInput("files", f"at most {limits.max_files} files per upload")
         cap = int(limits.max_upload_mb * (1 << 20))
@@ -182,9 +190,10 @@ def _document_routes(app: FastAPI, ctx, workspace) -> None:
 
     @app.delete("/v1/documents/{doc}", response_model=DeleteResponse)
     async def delete_document(doc: str, ws: str = Depends(workspace)):
-        row = await asyncio.to_thread(ctx.query.catalog.find, ws, doc)
-        if row is None or not await ctx.documents.delete(ws, row["doc_id"]):
-            raise Missing(f"no document {doc!r}", field="doc")
+        with admission.track():
+            row = await asyncio.to_thread(ctx.query.catalog.find, ws, doc)
+            if row is None or not await ctx.documents.delete(ws, row["doc_id"]):
+                raise Missing(f"no document {doc!r}", field="doc")
         return DeleteResponse(doc_id=row["doc_id"], deleted=True)
 
     @app.get("/v1/jobs/{job_id}", response_model=JobStatus)

@@ -40,6 +40,18 @@ class Admission:
     def __init__(self, limit: int, retry_after: int, metrics=None):
         self.limit, self.retry_after, self.metrics = limit, retry_after, metrics
         self.inflight = 0
+        self.other = 0  # uploads and deletes in flight: not limited, but drained
+        self.draining = False
+
+    @property
+    def busy(self) -> int:
+        """Everything a graceful stop waits for."""
+        return self.inflight + self.other
+
+    def check_open(self) -> None:
+        if self.draining:
+            raise Overloaded("server is shutting down; retry on another replica or after "
+                             "the restart", retry_after=self.retry_after)
 
     def _set(self, delta: int) -> None:
         self.inflight += delta
@@ -47,6 +59,7 @@ class Admission:
             self.metrics.admitted.set(self.inflight)
 
     def acquire(self) -> None:
+        self.check_open()
         if self.inflight >= self.limit:
             if self.metrics is not None:
                 self.metrics.rejected.labels("admission").inc()
@@ -64,3 +77,13 @@ class Admission:
             yield
         finally:
             self.release()
+
+    @contextmanager
+    def track(self) -> Iterator[None]:
+        """Unlimited work (uploads, deletes) that a drain still refuses and waits for."""
+        self.check_open()
+        self.other += 1
+        try:
+            yield
+        finally:
+            self.other -= 1
