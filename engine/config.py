@@ -26,6 +26,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def check_custom_resources(resources: dict[str, float]) -> dict[str, float]:
+    """Ray custom resources: named, positive; CPU/GPU/memory have their own fields."""
+    for name, amount in resources.items():
+        if not name or name in ("CPU", "GPU", "memory", "object_store_memory"):
+            raise ValueError(f"resource {name!r}: use num_cpus/num_gpus/memory for the "
+                             "built-in resources; name custom ones here")
+        if amount <= 0:
+            raise ValueError(f"resource {name!r}: amount {amount} must be > 0")
+    return resources
+
+
 class PathsConfig(_Strict):
     data_dir: Path = Field(Path(".docray"), description="Root of every on-disk store.")
     workspace: str = Field("default", description="Default workspace (tenant) name.")
@@ -152,6 +163,16 @@ class IngestConfig(_Strict):
                                  "sets 1 for fractional-CPU actors).")
     encode_batch_size: int = Field(64, ge=1)
     num_gpus_per_actor: float = Field(0.0, ge=0)
+    encoder_resources: dict[str, float] = Field(
+        default_factory=dict, description="Ray custom resources each encoder actor holds "
+        "(Ray Data `resources=`), e.g. {accel: 1} pins the encoder pool to nodes started with "
+        "--resources='{\"accel\": 1}'. A node loss restarts the actor on another node that "
+        "has them (there must be one, or the run waits).")
+
+    @field_validator("encoder_resources")
+    @classmethod
+    def _custom_resources(cls, v: dict[str, float]) -> dict[str, float]:
+        return check_custom_resources(v)
 
 
 class RetrieveConfig(_Strict):

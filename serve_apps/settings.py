@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from docray.engine.config import check_custom_resources
 from docray.engine.errors import ConfigError
 
 STAGES = ("ingress", "graph", "dense", "pages", "rerank", "synthesis", "documents")
@@ -37,12 +38,20 @@ class StageSettings(_Strict):
     autoscaling: Autoscaling | None = None
     num_cpus: float = Field(0.1, ge=0, description="Logical CPUs per replica (fractional OK).")
     num_gpus: float = Field(0.0, ge=0)
+    resources: dict[str, float] = Field(
+        default_factory=dict, description="Ray custom resources per replica (ray_actor_options), "
+        "e.g. {accel: 0.5} places the stage on nodes started with --resources='{\"accel\": 1}'.")
     memory_mb: int | None = Field(None, ge=1)
     max_ongoing_requests: int = Field(8, ge=1, description="Concurrent requests per replica.")
     max_queued_requests: int = Field(32, ge=-1, description="Queue cap; -1 is unbounded.")
     access_log: bool | None = Field(None, description="Serve's per-request log line in this "
                                     "stage's replica log; default: the ingress only (a query "
                                     "crosses six stages, six lines and file appends each).")
+
+    @field_validator("resources")
+    @classmethod
+    def _custom_resources(cls, v: dict[str, float]) -> dict[str, float]:
+        return check_custom_resources(v)
 
     @field_validator("max_queued_requests")
     @classmethod
@@ -55,6 +64,8 @@ class StageSettings(_Strict):
         actor: dict[str, Any] = {"num_cpus": self.num_cpus}
         if self.num_gpus:
             actor["num_gpus"] = self.num_gpus
+        if self.resources:
+            actor["resources"] = dict(self.resources)
         if self.memory_mb:
             actor["memory"] = self.memory_mb * (1 << 20)
         opts: dict[str, Any] = {"ray_actor_options": actor,

@@ -70,6 +70,7 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
     ds = ds.map(GraphFn, fn_constructor_args=(cfg_json,), num_cpus=0.25, compute=one)
     ds = ds.map(EncodeActor, fn_constructor_args=(cfg_json,), num_cpus=0.5,
                 num_gpus=ing.num_gpus_per_actor or None,
+                resources=dict(ing.encoder_resources) or None,
                 compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors))
     return ds
 
