@@ -12,10 +12,15 @@ event loop is busy.
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ray.serve import Application
 
-from docray.engine.config import DocrayConfig
-from docray.serve_apps.settings import ServeSettings
+from docray.engine.config import DocrayConfig, load_config
+from docray.engine.errors import ConfigError
+from docray.serve_apps.settings import ServeSettings, load_serve_settings
 
 APP_NAME = "docray"
 
@@ -46,3 +51,43 @@ def build_app(cfg: DocrayConfig, settings: ServeSettings | None = None,
                 bind(GraphWalk, "graph", cfg_json), bind(DenseSearch, "dense", cfg_json),
                 bind(PageRetrieval, "pages", cfg_json), bind(Rerank, "rerank", cfg_json),
                 bind(Synthesis, "synthesis", cfg_json), bind(Documents, "documents", cfg_json))
+
+
+class AppArgs(BaseModel):
+    """``args`` of a Serve config's application (KubeRay ``serveConfigV2``, ``serve run``)."""
+    model_config = ConfigDict(extra="forbid")
+    config: str | None = Field(None, description="DocrayConfig YAML (default: DOCRAY_CONFIG).")
+    serve_config: str | None = Field(None, description="configs/serve/*.yaml (default: the "
+                                     "config's serve.config_file).")
+
+
+def _resolve(path: Path, config: str | None) -> Path:
+    """A relative serve config as the CLI finds it (from the working directory), else from
+    the folder above the config's ``configs/`` (Serve builds apps in a Ray worker whose
+    working directory is not the image's)."""
+    if path.is_absolute() or path.exists() or config is None:
+        return path
+    root = Path(config).resolve().parent
+    root = root.parent if root.name == "configs" else root
+    return root / path
+
+
+def app_builder(args: Mapping[str, Any]) -> Application:
+    """Serve application builder (``import_path: docray.serve_apps.build:app_builder``).
+
+    The app runs on a cluster that docray does not start, so Milvus must be a server URI:
+    a milvus-lite file cannot be opened by replicas on several nodes."""
+    from docray.serve_apps.milvus_server import is_file_uri
+
+    try:
+        a = AppArgs.model_validate(dict(args or {}))
+    except ValidationError as err:
+        raise ConfigError("invalid application args: " + "; ".join(
+            f"{'.'.join(map(str, e['loc']))}={e.get('input')!r}: {e['msg']}"
+            for e in err.errors())) from None
+    cfg = load_config(a.config)
+    if is_file_uri(cfg.milvus.uri):
+        raise ConfigError(f"milvus.uri={cfg.milvus.uri!r}: a Serve application on a Ray cluster "
+                          "needs a Milvus server URI (http://host:19530), not a milvus-lite file")
+    serve_config = _resolve(Path(a.serve_config or cfg.serve.config_file), a.config)
+    return build_app(cfg, load_serve_settings(serve_config))
