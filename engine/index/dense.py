@@ -30,10 +30,11 @@ import numpy as np
 
 from docray.engine.config import MilvusConfig
 from docray.engine.embed.base import l2_normalize
-from docray.engine.errors import BadInput, Corrupt, Unavailable
+from docray.engine.errors import BadInput, ConfigError, Corrupt, Unavailable
 from docray.engine.index.doc_partitions import DocPartitions
-from docray.engine.index.milvus_rows import (ID_BYTES, TEXT_BYTES, build_filter, query_vector,
-                                             row_id, truncate_bytes)
+from docray.engine.index.milvus_rows import (ID_BYTES, TEXT_BYTES, build_filter,
+                                             check_server_version, query_vector, row_id,
+                                             truncate_bytes)
 from docray.engine.model import Chunk
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,11 @@ class MilvusDenseStore:
         except Exception as err:  # noqa: BLE001 — pymilvus raises many types
             raise Unavailable(f"Milvus at {self.uri} could not be opened "
                               f"(another process may own the db file): {err}") from err
+        try:
+            check_server_version(self.client, self.uri)
+        except ConfigError:
+            self.client.close()
+            raise
         self.names = {c: f"{config.collection_prefix}_{c}" for c in COLLECTIONS}
         self.metric: dict[str, str] = {}  # collection → its dense index's metric
         for name in self.names.values():

@@ -2,13 +2,42 @@
 scalar filter every search uses, and query vectors at unit length."""
 from __future__ import annotations
 
-from typing import Sequence
+import logging
+import re
+from typing import Any, Sequence
 
 import numpy as np
 
 from docray.engine.embed.base import l2_normalize
+from docray.engine.errors import ConfigError
 
+log = logging.getLogger(__name__)
 TEXT_BYTES, ID_BYTES = 65535, 512
+MIN_SERVER = (2, 5)  # BM25 functions, analysed VARCHAR, sparse vectors
+
+
+def check_server_version(client: Any, uri: str) -> str:
+    """Refuse a Milvus server older than 2.5: it accepts the schema without its BM25
+    function, and (with pymilvus 3) drops upserted rows without an error. milvus-lite
+    reports its own version (``milvus_lite-3.2.2``) and passes.
+
+    >>> class Old:
+    ...     def get_server_version(self): return "v2.3.5-lite"
+    >>> check_server_version(Old(), "http://127.0.0.1:19530")
+    Traceback (most recent call last):
+    ...
+    docray.engine.errors.ConfigError: milvus.uri='http://127.0.0.1:19530' is Milvus v2.3.5-lite; docray's dense store needs Milvus 2.5 or later (BM25 functions, analysed text, sparse vectors)
+    """
+    try:
+        version = str(client.get_server_version())
+    except Exception as err:  # noqa: BLE001 — an older client or server without the call
+        log.debug("Milvus at %s did not report its version: %s", uri, err)
+        return ""
+    m = re.match(r"v?(\d+)\.(\d+)", version)
+    if m and (int(m[1]), int(m[2])) < MIN_SERVER:
+        raise ConfigError(f"milvus.uri={uri!r} is Milvus {version}; docray's dense store needs "
+                          "Milvus 2.5 or later (BM25 functions, analysed text, sparse vectors)")
+    return version
 
 
 def query_vector(vec: np.ndarray) -> list[float]:
