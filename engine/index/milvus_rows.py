@@ -17,9 +17,9 @@ MIN_SERVER = (2, 5)  # BM25 functions, analysed VARCHAR, sparse vectors
 
 
 def check_server_version(client: Any, uri: str) -> str:
-    """Refuse a Milvus server older than 2.5: it accepts the schema without its BM25
-    function, and (with pymilvus 3) drops upserted rows without an error. milvus-lite
-    reports its own version (``milvus_lite-3.2.2``) and passes.
+    """Refuse a Milvus server older than 2.5: 2.3 accepts the schema without its BM25
+    function, then aborts loading the sparse field. milvus-lite reports its own version
+    (``milvus_lite-3.2.2``) and passes.
 
     >>> class Old:
     ...     def get_server_version(self): return "v2.3.5-lite"

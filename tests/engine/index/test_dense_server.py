@@ -4,9 +4,10 @@ the setting a Milvus standalone is reached by.
 * The dense-store tests of test_dense.py run again against a ``milvus-lite server``: the
   store's server path (manifest beside the data dir, no db file, collections per prefix).
 * A real Milvus standalone binary, the ``milvus`` package's embedded server (2.3.5), is
-  refused with a clear error: it has no BM25 functions, and with pymilvus 3 it drops
-  upserted rows silently. No Milvus >= 2.5 server runs on this machine (docker/compose.yaml
-  describes one; tests/docker/test_compose.py checks it).
+  refused with a clear error. Unguarded, it accepts docray's schema without the BM25
+  function and then aborts (SIGABRT) loading the sparse field; rows upserted into a
+  partition-key collection were not found afterwards. No Milvus >= 2.5 server runs on this
+  machine (docker/compose.yaml describes one; tests/docker/test_compose.py checks it).
 """
 from __future__ import annotations
 
