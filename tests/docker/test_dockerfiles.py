@@ -22,7 +22,8 @@ PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 
 
 def _hadolint() -> str | None:
-    return shutil.which("hadolint") or shutil.which("hadolint", path=str(Path(sys.executable).parent))
+    venv_bin = str(Path(sys.executable).parent)
+    return shutil.which("hadolint") or shutil.which("hadolint", path=venv_bin)
 
 
 @pytest.mark.parametrize("name", DOCKERFILES)
@@ -92,7 +93,8 @@ def test_cpu_image_installs_the_cpu_torch_first():
 def test_gpu_image_is_cuda_with_the_gpu_extra():
     df = dockerfile("Dockerfile.gpu")
     assert df[0][0] == "FROM" and df[0][1].startswith("nvidia/cuda:")
-    extra = {re.split(r"[\[<>=]", d)[0] for d in PYPROJECT["project"]["optional-dependencies"]["gpu"]}
+    gpu = PYPROJECT["project"]["optional-dependencies"]["gpu"]
+    extra = {re.split(r"[\[<>=]", d)[0] for d in gpu}
     assert extra >= {"vllm", "flash-attn", "faiss-gpu", "colpali-engine"}
     runs = " ".join(instructions(df, "RUN"))
     assert re.search(r'pip install "\.\[gpu[,\]]', runs)

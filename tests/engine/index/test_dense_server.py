@@ -14,14 +14,20 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from test_dense import (DIM, _fill, test_bm25_finds_exact_keyword,  # noqa: F401
-                        test_bad_vectors_and_long_text, test_delete_doc_removes_only_that_doc_everywhere,
-                        test_dense_search_filters_and_payload, test_fields_limit_what_a_hit_carries,
-                        test_hybrid_returns_the_right_chunk,
-                        test_same_chunk_id_in_two_workspaces_is_isolated,
-                        test_searcher_runs_dense_and_bm25_and_reports_logical_ids,
-                        test_upsert_is_idempotent_and_counts_filter,
-                        test_vectors_are_stored_at_unit_length_and_scored_by_inner_product)
+from test_dense import (  # noqa: F401 — collected again here, with this module's store
+    DIM,
+    _fill,
+    test_bm25_finds_exact_keyword,
+    test_bad_vectors_and_long_text,
+    test_delete_doc_removes_only_that_doc_everywhere,
+    test_dense_search_filters_and_payload,
+    test_fields_limit_what_a_hit_carries,
+    test_hybrid_returns_the_right_chunk,
+    test_same_chunk_id_in_two_workspaces_is_isolated,
+    test_searcher_runs_dense_and_bm25_and_reports_logical_ids,
+    test_upsert_is_idempotent_and_counts_filter,
+    test_vectors_are_stored_at_unit_length_and_scored_by_inner_product,
+)
 
 from docray.engine.config import MilvusConfig
 from docray.engine.errors import ConfigError, Corrupt
