@@ -112,6 +112,10 @@ class PageEncoderConfig(_Strict):
     dtype: Literal["float16", "int8"] = Field(
         "int8", description="Page store precision: int8 with per-token scales scans 4-7x "
         "faster on CPU (top-10 overlap with float16 0.99, benchmarks/results/maxsim.json).")
+    device: str = Field("auto", description="colpali backend: torch device of the model; "
+                        "auto = cuda when available, else cpu.")
+    batch_size: int = Field(4, ge=1, description="colpali backend: page images (or queries) "
+                            "per forward pass.")
 
 
 class EmbedConfig(_Strict):
@@ -163,6 +167,10 @@ class IngestConfig(_Strict):
                                  "sets 1 for fractional-CPU actors).")
     encode_batch_size: int = Field(64, ge=1)
     num_gpus_per_actor: float = Field(0.0, ge=0)
+    page_actors: int = Field(1, ge=1, description="Actors of the page-image encoder stage "
+                             "(embed.page.backend colpali); text-tokens pages need none.")
+    page_num_cpus: float = Field(0.5, gt=0, description="Logical CPUs per page-encoder actor.")
+    page_num_gpus: float = Field(0.0, ge=0, description="GPUs per page-encoder actor.")
     encoder_resources: dict[str, float] = Field(
         default_factory=dict, description="Ray custom resources each encoder actor holds "
         "(Ray Data `resources=`), e.g. {accel: 1} pins the encoder pool to nodes started with "

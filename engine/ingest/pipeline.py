@@ -1,7 +1,9 @@
-"""The ingestion pipeline: files → parse → describe → chunk → graph → encode → write.
+"""The ingestion pipeline: files → parse → describe → chunk → graph → encode → (pages) → write.
 
 :func:`ingest` runs it on Ray Data (parse as CPU tasks, the encoder as an actor pool)
 and writes each finished document from the driver, the single owner of the stores.
+An image page encoder (``embed.page.backend: colpali``) adds the pages stage, an actor pool
+with its own CPU/GPU share (``ingest.page_*``), over the renders the parse stage stored.
 :func:`ingest_local` runs the same stage functions in this process without Ray; the
 ingestion benchmark compares the two.
 """
@@ -13,6 +15,7 @@ from typing import Any, Callable, Iterable
 
 from docray.engine.config import DocrayConfig
 from docray.engine.ingest.plan import make_plan
+from docray.engine.ingest.stages.pages import needs_page_stage
 from docray.engine.ingest.stages.write import commit_rows, write_row
 from docray.engine.ingest.stores import Stores
 from docray.engine.ingest.summary import Summary
@@ -72,6 +75,12 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
                 num_gpus=ing.num_gpus_per_actor or None,
                 resources=dict(ing.encoder_resources) or None,
                 compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors))
+    if needs_page_stage(cfg):  # page renders -> ColPali multi-vectors, on their own actors
+        from docray.engine.ingest.stages.pages import PageEncodeActor
+
+        ds = ds.map(PageEncodeActor, fn_constructor_args=(cfg_json,),
+                    num_cpus=ing.page_num_cpus, num_gpus=ing.page_num_gpus or None,
+                    compute=ray.data.ActorPoolStrategy(size=ing.page_actors))
     return ds
 
 
@@ -132,6 +141,12 @@ def ingest(paths: Iterable, cfg: DocrayConfig, workspace: str | None = None,
     return summary
 
 
+def _page_stage(cfg_json: str):
+    from docray.engine.ingest.stages.pages import PageEncodeActor
+
+    return PageEncodeActor(cfg_json)
+
+
 def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = None,
                  progress: Progress | None = None) -> Summary:
     """The same stages, one document at a time, in this process (no Ray)."""
@@ -147,7 +162,8 @@ def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = Non
         if plan.todo:
             describe, graph, encode = (DescribeChunkFn(cfg_json), GraphFn(cfg_json),
                                        EncodeActor(cfg_json))
-            rows = (encode(graph(describe(parse_row(r, cfg)))) for r in plan.todo)
+            pages = _page_stage(cfg_json) if needs_page_stage(cfg) else (lambda row: row)
+            rows = (pages(encode(graph(describe(parse_row(r, cfg))))) for r in plan.todo)
             _run(rows, stores, summary, progress)
     finally:
         summary.seconds = time.perf_counter() - t0

@@ -171,8 +171,8 @@ class QueryEngine:
                 jobs["dense"] = timed("dense", self.p.dense.search, plan, qvec, workspace,
                                       doc_ids, k)
             if "page" in use:
-                jobs["page"] = timed("page", self.p.pages.search_tokens, qtok, workspace,
-                                     doc_ids, k)
+                jobs["page"] = timed("page", self.p.pages.search_query, question, qtok,
+                                     workspace, doc_ids, k)
             results = dict(zip(jobs, await asyncio.gather(*jobs.values())))
         finally:
             if "graph" in jobs:

@@ -83,7 +83,7 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
     from docray.engine.retrieve.dense import DenseSearcher
     from docray.engine.retrieve.engine import Fuser
     from docray.engine.retrieve.graph_walk import GraphWalker
-    from docray.engine.retrieve.pages import page_searcher
+    from docray.engine.retrieve.pages import page_query_encoder, page_searcher
 
     single_thread_blas()
     encoder = encoder or get_text_encoder(cfg.embed.text)
@@ -96,7 +96,7 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
     chunk_tokens = getattr(stores, "chunk_tokens", None)
     parts = Parts(encode_query=make_query_encoder(encoder), dense=DenseSearcher(stores.dense),
                   graph=GraphWalker(stores.graph, stores.content, cfg.retrieve.graph_hops),
-                  pages=page_searcher(cfg, stores.pages),
+                  pages=page_searcher(cfg, stores.pages, page_query_encoder(cfg)),
                   fuser=Fuser(cfg, stores.content, filename),
                   reranker=make_reranker(cfg, encoder, chunk_tokens),
                   answerer=make_answerer(cfg, encoder, stores.artifacts(cfg.paths.workspace),

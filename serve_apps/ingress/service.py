@@ -102,7 +102,7 @@ class QueryService:
                     "dense", self.stages.dense(plan, qvec, ws, doc_ids, k), t))
             if "page" in use:
                 tasks["page"] = asyncio.ensure_future(
-                    self._stage("pages", self.stages.pages(qtok, ws, doc_ids, k), t))
+                    self._stage("pages", self.stages.pages(qtok, ws, doc_ids, k, question), t))
             return dict(zip(tasks, await asyncio.gather(*tasks.values()))), qtok
         finally:
             for task in tasks.values():

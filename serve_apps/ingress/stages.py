@@ -23,8 +23,8 @@ class LocalStages:
     async def dense(self, plan, qvec, ws, doc_ids, k):
         return await self._d.search(plan, qvec, ws, doc_ids, k)
 
-    async def pages(self, qtok, ws, doc_ids, k):
-        return await self._p.search(qtok, ws, doc_ids, k)
+    async def pages(self, qtok, ws, doc_ids, k, question=""):
+        return await self._p.search(qtok, ws, doc_ids, k, question)
 
     async def rerank(self, question, qtok, head, chunks, workspace="default"):
         return await self._r.rerank(question, qtok, head, chunks, workspace)
@@ -61,8 +61,9 @@ class HandleStages:
         return await _await(self._d.search.remote(plan, qvec, ws, doc_ids, k), "dense",
                             self._retry)
 
-    async def pages(self, qtok, ws, doc_ids, k):
-        return await _await(self._p.search.remote(qtok, ws, doc_ids, k), "pages", self._retry)
+    async def pages(self, qtok, ws, doc_ids, k, question=""):
+        return await _await(self._p.search.remote(qtok, ws, doc_ids, k, question), "pages",
+                            self._retry)
 
     async def rerank(self, question, qtok, head, chunks, workspace="default"):
         return await _await(self._r.rerank.remote(question, qtok, head, chunks, workspace),

@@ -39,5 +39,5 @@ class PageRetrieval:
         self.service = PageRetrievalService(DocrayConfig.model_validate_json(cfg_json))
         settle_heap("PageRetrieval")
 
-    async def search(self, qtok, workspace, doc_ids, k):
-        return await self.service.search(qtok, workspace, doc_ids, k)
+    async def search(self, qtok, workspace, doc_ids, k, question=""):
+        return await self.service.search(qtok, workspace, doc_ids, k, question)

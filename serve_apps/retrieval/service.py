@@ -109,19 +109,21 @@ class PageRetrievalService:
     def __init__(self, cfg: DocrayConfig):
         from docray.engine.index.pages import PageStore
         from docray.engine.ingest.stores import _page_encoder_name
-        from docray.engine.retrieve.pages import page_searcher
+        from docray.engine.retrieve.pages import page_query_encoder, page_searcher
 
         page = cfg.embed.page
         self.store = PageStore(Path(cfg.paths.data_dir) / "pages", dim=page.dim,
                                dtype={"float16": "fp16"}.get(page.dtype, page.dtype),
                                encoder=_page_encoder_name(cfg))
-        self.searcher = page_searcher(cfg, self.store)
+        # an image page encoder (ColPali) encodes the question here, on this replica
+        self.searcher = page_searcher(cfg, self.store, page_query_encoder(cfg))
         self.searcher.prefilter.warm()  # pool every page now, not on the first open query
 
     async def search(self, qtok: np.ndarray, workspace: str, doc_ids: list[str] | None,
-                     k: int) -> list[tuple[tuple[str, int], float]]:
-        """``qtok``: the query token vectors (n_q, dim) the ingress computed."""
-        return await asyncio.to_thread(self.searcher.search_tokens,
+                     k: int, question: str = "") -> list[tuple[tuple[str, int], float]]:
+        """``qtok``: the query token vectors (n_q, dim) the ingress computed; an image page
+        encoder encodes ``question`` instead."""
+        return await asyncio.to_thread(self.searcher.search_query, question,
                                        np.asarray(qtok, np.float32), workspace, doc_ids, k)
 
 

@@ -8,8 +8,9 @@ Ray: an actor pool (``ActorPoolStrategy``) so the encoder loads once per actor.
 
 With the ``text-tokens`` page encoder, ONE forward pass over the chunk texts yields both
 the chunk vectors and the token vectors; a page's multi-vector is the token vectors of
-the chunks that lie on it (capped at ``embed.page.max_tokens``). Other page encoders
-(ColPali) embed the page renders.
+the chunks that lie on it (capped at ``embed.page.max_tokens``). Image page encoders
+(ColPali) embed the page renders in their own stage (:mod:`.pages`); without that stage
+in the plan, ``encode_row`` runs its core inline when handed the page encoder.
 """
 from __future__ import annotations
 
@@ -127,16 +128,15 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
             row.update(graph_vectors(json.loads(row["graph"]), name_encoder or text_encoder))
     if failed(row):
         return row
-    with stage(row, "page_vectors"):
-        if page_encoder is None:
-            nos, offs, toks = pages_from_chunk_tokens(doc, chunks, token_vecs, text_encoder.dim,
-                                                      cfg.embed.page.max_tokens)
-        else:  # page images (ColPali) come from the document's workspace artifacts
-            from docray.engine.index.artifacts import ArtifactStore
+    if page_encoder is not None:  # page images (ColPali): the pages stage's core, inline
+        from docray.engine.ingest.stages.pages import page_vectors_row
 
-            artifacts = ArtifactStore(cfg.paths.data_dir / "artifacts",
-                                      workspace=row["workspace"])
-            nos, offs, toks = page_encoder.encode_document(doc, artifacts)
+        return page_vectors_row(row, cfg, page_encoder)
+    if cfg.embed.page.backend != "text-tokens":
+        return row  # the pages stage (an actor pool of its own) embeds the page renders
+    with stage(row, "page_vectors"):
+        nos, offs, toks = pages_from_chunk_tokens(doc, chunks, token_vecs, text_encoder.dim,
+                                                  cfg.embed.page.max_tokens)
         row["page_nos"], row["page_offsets"], row["page_tokens"] = nos, offs, toks
     return row
 
@@ -145,17 +145,14 @@ class EncodeActor:
     """Ray actor-pool wrapper: loads the encoders once per actor."""
 
     def __init__(self, cfg_json: str):
-        from docray.engine.embed import get_page_encoder, get_text_encoder
-
         import torch
+
+        from docray.engine.embed import get_text_encoder
 
         self.cfg = DocrayConfig.model_validate_json(cfg_json)
         torch.set_num_threads(self.cfg.ingest.encoder_threads)
         self.text = get_text_encoder(self.cfg.embed.text)
         self.names = CachedTexts(self.text)
-        self.page = None
-        if self.cfg.embed.page.backend != "text-tokens":
-            self.page = get_page_encoder(self.cfg.embed.page, self.text)
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
-        return encode_row(row, self.cfg, self.text, self.page, self.names)
+        return encode_row(row, self.cfg, self.text, None, self.names)

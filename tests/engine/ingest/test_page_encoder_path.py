@@ -1,62 +1,68 @@
-"""The encode stage hands image page encoders (ColPali) the document's artifact store.
+"""The pages stage hands image page encoders (ColPali) the renders of the row's workspace.
 
-ColPali weights cannot be loaded here, so the page encoder is a double with the
-PageEncoder interface that embeds the page renders it reads through that store.
+The encoder is colpali-engine's ColPali on a tiny random-init checkpoint the test builds
+(tests/tiny_colpali.py), wrapped to record which renders it read.
 """
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
 import pytest
 
-from docray.engine.embed.base import pack_pages
 from docray.engine.ingest.stages.describe_chunk import DescribeChunkFn
 from docray.engine.ingest.stages.encode import encode_row
+from docray.engine.ingest.stages.pages import needs_page_stage, page_vectors_row
 from docray.engine.ingest.stages.parse import parse_row
 from docray.engine.model import Document, file_doc_id
 from ingest_fixtures import make_pdf
+from tiny_colpali import tiny_colpali
 
 
 @pytest.fixture(scope="module")
-def minilm_encoder():
-    from docray.engine.config import TextEncoderConfig
-    from docray.engine.embed import get_text_encoder
+def colpali(tmp_path_factory):
+    from docray.engine.config import PageEncoderConfig
+    from docray.engine.embed import get_page_encoder
 
-    return get_text_encoder(TextEncoderConfig())
+    path = tiny_colpali(tmp_path_factory.mktemp("colpali") / "tiny")
+    return get_page_encoder(PageEncoderConfig(backend="colpali", model_dir=path, dim=128,
+                                              device="cpu"))
 
 
-class RenderPageEncoder:
-    """Page multi-vector = a few pixel statistics of the render, one row per image band."""
+class Recording:
+    """The real encoder, recording the render ids of the documents it was handed."""
 
-    name, dim = "render-double", 4
-
-    def __init__(self):
-        self.read: list[str] = []
+    def __init__(self, encoder):
+        self.encoder, self.read = encoder, []
 
     def encode_document(self, doc: Document, artifacts=None):
-        from PIL import Image
-
-        mats = []
-        for p in doc.pages:
-            self.read.append(p.render_id)
-            img = np.asarray(Image.open(io.BytesIO(artifacts.read(p.render_id))).convert("L"),
-                             np.float32)  # (h, w)
-            bands = np.array_split(img, 3)
-            mats.append(np.stack([[b.mean(), b.std(), b.min(), b.max()] for b in bands]))
-        return pack_pages([p.page for p in doc.pages], mats, self.dim)
+        self.read.extend((artifacts.workspace, p.render_id) for p in doc.pages)
+        return self.encoder.encode_document(doc, artifacts)
 
 
-def test_encode_stage_reads_renders_from_the_row_workspace(cfg, tmp_path, minilm_encoder):
+def test_pages_stage_reads_renders_from_the_row_workspace(cfg, tmp_path, minilm, colpali):
+    cfg = cfg.model_copy(update={"embed": cfg.embed.model_copy(
+        update={"page": colpali.config})})
+    assert needs_page_stage(cfg)
     pdf = make_pdf(tmp_path / "two.pdf", ["Quarterly revenue rose.", "Costs fell sharply."])
     row = {"path": str(pdf), "workspace": "ws-a", "filename": pdf.name,
            "doc_id": file_doc_id(pdf)}
     row = DescribeChunkFn(cfg.model_dump_json())(parse_row(row, cfg))
     assert not row.get("error"), row.get("error")
-    pages = RenderPageEncoder()
-    out = encode_row(row, cfg, minilm_encoder, pages)
+    row = encode_row(row, cfg, minilm)  # chunk vectors; the page vectors are left to the stage
+    assert "page_tokens" not in row and len(json.loads(row["chunks"])) == len(row["chunk_vecs"])
+    pages = Recording(colpali)
+    out = page_vectors_row(row, cfg, pages)
     doc = Document.model_validate_json(row["doc"])
-    assert pages.read == [p.render_id for p in doc.pages] and len(pages.read) == 2
-    assert list(out["page_nos"]) == [1, 2] and out["page_tokens"].shape == (6, 4)
-    assert len(json.loads(row["chunks"])) == out["chunk_vecs"].shape[0] >= 1
+    assert pages.read == [("ws-a", p.render_id) for p in doc.pages] and len(pages.read) == 2
+    n_tok = len(colpali.processor.process_images([_white()])["input_ids"][0])
+    assert list(out["page_nos"]) == [1, 2] and list(out["page_offsets"]) == [0, n_tok, 2 * n_tok]
+    assert out["page_tokens"].shape == (2 * n_tok, 128) and out["page_tokens"].dtype == np.float16
+    assert page_vectors_row({**row, "status": "failed"}, cfg, pages)["status"] == "failed"
+    assert len(pages.read) == 2  # a failed row passes through without encoding
+
+
+def _white():
+    from PIL import Image
+
+    return Image.new("RGB", (40, 50), "white")
