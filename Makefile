@@ -1,11 +1,22 @@
 # The two commands in the README: `make demo` (main job) and `make test`.
 VENV ?= .venv
+MINERU_VENV ?= .venv-mineru
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
 .PHONY: setup demo test test-fast bench clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed $(MINERU_VENV)/.installed
+
+# MinerU 4 (parse.backend: mineru) in a venv of its own, run as a child process by
+# engine/parse/mineru.py: mineru 4.0.12 pins openai<3 and (via gradio) pillow<13, which would
+# move packages this venv's vLLM and answerer use. Same pin as pyproject's `mineru` extra
+# (which a GPU host may install into its main env instead). The flash tier needs no torch.
+$(MINERU_VENV)/.installed:
+	test -x $(MINERU_VENV)/bin/python || python3 -m venv $(MINERU_VENV)
+	$(MINERU_VENV)/bin/python -m pip install -q --upgrade pip
+	$(MINERU_VENV)/bin/python -m pip install -q "mineru==4.0.12"
+	touch $@
 
 # torch first: the CPU build on disk; anything else would pull a multi-GB CUDA wheel.
 $(VENV)/.installed: pyproject.toml setup.py
@@ -13,8 +24,8 @@ $(VENV)/.installed: pyproject.toml setup.py
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q torch==2.13.0
 	$(PIP) install -q -e ".[dev]"
-	# colpali-engine only for the MaxSim agreement test/benchmark: --no-deps, because its
-	# torchvision dependency breaks beside the CPU torch (see kernels/maxsim/colpali_compat.py).
+	# colpali-engine (the colpali page encoder, the MaxSim agreement test): --no-deps, because
+	# its torchvision dependency breaks beside the CPU torch (see kernels/maxsim/colpali_compat.py).
 	$(PIP) install -q --no-deps colpali-engine==0.3.18
 	touch $@
 

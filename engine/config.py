@@ -67,7 +67,13 @@ class ParseConfig(_Strict):
         "auto", description="OCR pages without a usable text layer (auto), every page, or none.")
     layout: bool = Field(True, description="Run rapid-layout on pages that need region detection.")
     min_text_chars: int = Field(20, ge=0, description="Below this a page's text layer is unusable.")
-    mineru_tier: str = Field("flash", description="MinerU tier for the mineru backend.")
+    mineru_tier: Literal["flash", "basic", "standard", "advanced"] = Field(
+        "flash", description="MinerU 4 tier for the mineru backend: flash reads the text layer "
+        "(and ONNX OCR) offline; basic/standard/advanced need MinerU's local models.")
+    mineru_python: Path | None = Field(
+        None, description="Interpreter with MinerU installed (its own venv when MinerU's pins "
+        "do not fit this one, e.g. .venv-mineru/bin/python); None: this interpreter.")
+    mineru_timeout_s: float = Field(600.0, gt=0, description="Time limit per MinerU parse.")
     limits: LimitsConfig = LimitsConfig()
 
 

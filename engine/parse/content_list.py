@@ -9,7 +9,10 @@ The published format is a flat list of blocks in reading order::
      "image_footnote": [], "page_idx": 3, "bbox": [...]}
     {"type": "equation", "text": "$$E=mc^2 \\tag{1}$$", "text_format": "latex", ...}
 
-``page_idx`` is 0-based; ``bbox`` is on a 0..1000 grid (MinerU 2.x). docray units use
+MinerU 4 (Content List V1) adds ``chart`` (a figure with ``content``), ``index``, ``code``
+with ``code_body``, page furniture (``page_header``, ``page_footer``, ``page_number``) and other
+text blocks (``page_footnote``, ``aside_text``), imported as the nearest docray modality.
+``page_idx`` is 0-based; ``bbox`` is on a 0..1000 grid (MinerU 2.x and 4). docray units use
 1-based pages and 0..1 boxes; conversion happens here and nowhere else.
 """
 from __future__ import annotations
@@ -25,6 +28,9 @@ from docray.engine.errors import BadInput
 from docray.engine.model import Cell, Document, Page, TableContent, Unit
 
 GRID = 1000.0
+# MinerU 4 page furniture block types -> docray modalities
+_AUX = {"header": "header", "page_header": "header", "footer": "footer",
+        "page_footer": "footer", "page_number": "page_number"}
 _TAG = re.compile(r"\\tag\{([^}]*)\}")
 
 
@@ -115,18 +121,24 @@ def _unit_from_block(block: dict[str, Any], doc_id: str, i: int, section: list[s
         return Unit(modality="table", table=table, artifact_id=block.get("img_path") or None,
                     caption=" ".join(block.get("table_caption") or []),
                     footnotes=list(block.get("table_footnote") or []), **base)
-    if kind == "image":
+    if kind in ("image", "chart"):  # MinerU 4: a chart is a figure with extracted content
         return Unit(modality="image", artifact_id=block.get("img_path") or None,
-                    caption=" ".join(block.get("image_caption") or []),
-                    footnotes=list(block.get("image_footnote") or []), **base)
+                    text=block.get("content") or "",
+                    caption=" ".join(block.get(f"{kind}_caption") or []),
+                    footnotes=list(block.get(f"{kind}_footnote") or []), **base)
     if kind == "equation":
         text = block.get("text", "")
         m = _TAG.search(text)
         return Unit(modality="equation", text=text, equation_number=m.group(1) if m else None,
-                    **base)
-    if kind in ("code", "list"):
+                    artifact_id=block.get("img_path") or None, **base)
+    if kind in ("code", "list", "index"):
         body = block.get("code_body") or block.get("text") or "\n".join(block.get("list_items", []))
-        return Unit(modality=kind, text=body, **base)
+        return Unit(modality="list" if kind == "index" else kind, text=body,
+                    caption=" ".join(block.get("code_caption") or []), **base)
+    if kind in _AUX:
+        return Unit(modality=_AUX[kind], text=block.get("text", ""), **base)
+    if isinstance(block.get("text"), str):  # other text blocks: page_footnote, aside_text, ...
+        return Unit(modality="text", text=block["text"], **base)
     raise BadInput(f"content_list[{i}]", f"unknown block type {kind!r}")
 
 

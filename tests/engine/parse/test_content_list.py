@@ -73,3 +73,26 @@ def test_bad_content_list_names_the_problem(tmp_path):
         load_content_list(p)
     with pytest.raises(BadInput, match=r"content_list\[0\].*unknown block type 'widget'"):
         units_from_content_list([{"type": "widget", "page_idx": 0}], "d")
+
+
+def test_mineru4_block_types_import_as_the_nearest_modality():
+    blocks = [
+        {"type": "page_header", "text": "ACME annual report", "page_idx": 0},
+        {"type": "aside_text", "text": "arXiv:1810.08699v1", "page_idx": 0},
+        {"type": "chart", "img_path": "images/c.jpg", "content": "revenue 2021 2022",
+         "chart_caption": ["Figure 2: Revenue"], "chart_footnote": [], "page_idx": 1},
+        {"type": "index", "list_items": ["- Intro", "- Results"], "page_idx": 1},
+        {"type": "code", "sub_type": "code", "code_body": "print(1)",
+         "code_caption": ["Listing 1"], "code_footnote": [], "page_idx": 2},
+        {"type": "page_footnote", "text": "1 See appendix.", "page_idx": 2},
+        {"type": "page_number", "text": "3", "page_idx": 2},
+    ]
+    units = units_from_content_list(blocks, "d")
+    assert [u.modality for u in units] == ["header", "text", "image", "list", "code", "text",
+                                           "page_number"]
+    chart = units[2]
+    assert (chart.caption, chart.text, chart.artifact_id) == (
+        "Figure 2: Revenue", "revenue 2021 2022", "images/c.jpg")
+    assert units[3].text == "- Intro\n- Results" and units[4].caption == "Listing 1"
+    with pytest.raises(BadInput, match="unknown block type 'seal'"):
+        units_from_content_list([{"type": "seal", "page_idx": 0}], "d")
