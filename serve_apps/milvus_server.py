@@ -116,7 +116,7 @@ def shared_milvus(cfg: DocrayConfig, port: int,
     config already names a Milvus server URI)."""
     if not is_file_uri(cfg.milvus.uri):
         return cfg, None
-    server = MilvusLiteServer(db_path(cfg), port, threads=threads)
+    server = MilvusLiteServer(db_path(cfg), port or free_port(), threads=threads)
     shared = cfg.model_copy(deep=True)
     shared.milvus.uri = server.uri
     return shared, server

@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from docray.engine.config import DocrayConfig
 from docray.serve_apps.build import APP_NAME, build_app
@@ -58,7 +59,9 @@ class ServeRunner:
     def url(self) -> str:
         return f"http://{self.cfg.serve.host}:{self.cfg.serve.port}"
 
-    def start(self, blocking: bool = False) -> str:
+    def start(self, blocking: bool = False, after_ray: Callable[[], None] | None = None) -> str:
+        """Start milvus-lite (if needed), Ray, Serve and the app; ``after_ray`` runs right
+        after Ray is up (``docray serve`` takes SIGTERM back from Ray's handler there)."""
         from ray import serve
 
         shared, self.milvus = shared_milvus(self.cfg, self.settings.milvus_port,
@@ -67,10 +70,13 @@ class ServeRunner:
             self.milvus.start()
         try:
             self.owns_ray = _init_ray(self.cfg, self.settings)
+            if after_ray is not None:
+                after_ray()
             from docray.serve_apps import drain
 
             drain.clear(self.app_name)
-            serve.start(http_options={"host": self.cfg.serve.host, "port": self.cfg.serve.port})
+            serve.start(proxy_location=self.settings.proxy_location,
+                        http_options={"host": self.cfg.serve.host, "port": self.cfg.serve.port})
             serve.run(build_app(shared, self.settings, self.app_name), name=self.app_name,
                       route_prefix="/", blocking=blocking)
         except BaseException:

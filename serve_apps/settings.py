@@ -7,7 +7,7 @@ ingress limits (admission, timeouts, upload size). Unknown keys are errors.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -98,8 +98,9 @@ class ServeSettings(_Strict):
     ray_num_cpus: int | None = Field(
         None, ge=1, description="Logical CPUs of the local Ray cluster `docray serve` starts "
         "(Ray CPUs are scheduling tokens; a Ray Data upload job needs 2 besides the stages).")
-    milvus_port: int = Field(19530, ge=1, le=65535,
-                             description="Port of the milvus-lite server docray starts.")
+    milvus_port: int = Field(0, ge=0, le=65535,
+                             description="Port of the milvus-lite server docray starts on "
+                             "127.0.0.1; 0 picks a free one (printed at start).")
     milvus_threads: int = Field(1, ge=1, description="Threads per search in that server "
                                 "(OMP_NUM_THREADS); concurrency comes from the requests.")
     throughput_optimized: bool = Field(
@@ -107,6 +108,10 @@ class ServeSettings(_Strict):
         "OPTIMIZED): user code on the replica's own event loop, gRPC between replicas, GC "
         "frozen after start-up. It applies to a Ray cluster docray starts; set the variable "
         "on the cluster for ray.address. An explicit RAY_SERVE_THROUGHPUT_OPTIMIZED wins.")
+    proxy_location: Literal["EveryNode", "HeadOnly"] = Field(
+        "EveryNode", description="Where Serve runs HTTP proxies. Several Ray nodes on one "
+        "machine (engine/local_cluster.py) need HeadOnly: each node's proxy would bind the "
+        "same host:port.")
     limits: Limits = Limits()
     stages: dict[str, StageSettings] = Field(default_factory=dict)
 

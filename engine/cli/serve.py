@@ -46,9 +46,11 @@ def run_serve(config: Optional[Path], serve_config: Optional[Path], host: Option
         cfg.serve.port = port
     settings = load_serve_settings(serve_config or cfg.serve.config_file)
     runner = ServeRunner(cfg, settings)
-    url = runner.start()
     stop = StopSignal()
-    stop.install()  # after Ray's init, which sets its own SIGTERM handler (sys.exit)
+    stop.install()
+    # Ray's init sets its own SIGTERM handlers (Python's sys.exit, then its C++ abort):
+    # take SIGTERM back as soon as Ray is up. A signal during start-up stops once it is up.
+    url = runner.start(after_ray=stop.install)
     out.print(f"docray serving at [bold]{url}[/bold]  (API docs: {url}/docs; "
               "Ctrl-C or SIGTERM stops)", highlight=False)
     if runner.milvus is not None:
