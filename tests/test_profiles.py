@@ -86,6 +86,7 @@ def test_page_encoder_is_colpali_and_asks_for_its_model_dir(profile):
     page = profile.embed.page
     assert PAGE_ENCODERS.resolve(page.backend) is ColPaliPageEncoder and page.dim == 128
     assert needs_page_stage(profile) and profile.ingest.page_actors >= 1
+    assert profile.ingest.page_num_gpus > 0  # the ColPali actors hold a GPU share
     with pytest.raises(Unavailable, match=f"model_dir={page.model_dir}"):
         get_page_encoder(page)
 
