@@ -36,6 +36,7 @@ from docray.engine.errors import Unavailable
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
+LABEL = "docray-node"  # node label: the name given to the node here
 
 
 def _free_port() -> int:
@@ -99,19 +100,40 @@ class LocalCluster:
         self._start("head", args, num_cpus, resources or {}, env, timeout_s)
         return self.address
 
-    def add_node(self, name: str, num_cpus: int, resources: dict[str, float] | None = None,
-                 timeout_s: float = 90.0) -> Node:
+    def add_nodes(self, specs: dict[str, tuple[int, dict[str, float]]],
+                  timeout_s: float = 120.0) -> list[Node]:
+        """Worker nodes ``{name: (num_cpus, resources)}``, one after the other (joining
+        side by side timed out against a busy GCS on 2 cores); a node that fails to join
+        is started once more."""
         if not self.port:
-            raise Unavailable("start the head node first")
+            raise ValueError("start the head node first")
         args = [f"--address={self.address}", f"--node-ip-address={HOST}"]
-        return self._start(name, args, num_cpus, resources or {}, self.env(), timeout_s)
+        nodes = []
+        for name, (cpus, res) in specs.items():
+            try:
+                nodes.append(self._start(name, args, cpus, res, self.env(), timeout_s))
+            except Unavailable as err:
+                log.warning("ray node %s did not join (%s); starting it again", name, err)
+                self.kill(name)
+                del self.nodes[name]
+                nodes.append(self._start(name, args, cpus, res, self.env(), timeout_s))
+        return nodes
 
     def _start(self, name: str, args: list[str], num_cpus: int, resources: dict[str, float],
                env: dict[str, str], timeout_s: float) -> Node:
+        node = self._spawn(name, args, num_cpus, resources, env)
+        self._wait_started(node, timeout_s)
+        return node
+
+    def _spawn(self, name: str, args: list[str], num_cpus: int, resources: dict[str, float],
+               env: dict[str, str]) -> Node:
+        """``ray start --block`` in a new session: the node is one process group. The node
+        carries the label ``docray-node=<name>`` so state readers can tell nodes apart."""
         if name in self.nodes:
             raise ValueError(f"node {name!r} already exists")
         cmd = [sys.executable, "-m", "docray.engine.local_cluster", "start", *args,
                f"--num-cpus={num_cpus}", f"--resources={json.dumps(resources)}",
+               f"--labels={LABEL}={name}",
                f"--object-store-memory={self.object_store_mb << 20}",
                f"--dashboard-agent-listen-port={_free_port()}",
                f"--runtime-env-agent-port={_free_port()}",
@@ -121,8 +143,7 @@ class LocalCluster:
             proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env,
                                     start_new_session=True)
         node = self.nodes[name] = Node(name, proc, log_file, num_cpus, resources)
-        self._wait_started(node, timeout_s)
-        log.info("ray node %s started (pid %d, %s)", name, proc.pid, resources)
+        log.info("ray node %s starting (pid %d, %s)", name, proc.pid, resources)
         return node
 
     def _wait_started(self, node: Node, timeout_s: float) -> None:
@@ -217,8 +238,8 @@ def _state_main() -> None:
 
     address = os.environ["DOCRAY__RAY__ADDRESS"]
     ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
-    nodes = [{"node_id": n["NodeID"], "alive": n["Alive"], "resources": n["Resources"]}
-             for n in ray.nodes()]
+    nodes = [{"node_id": n["NodeID"], "alive": n["Alive"], "resources": n["Resources"],
+              "name": (n.get("Labels") or {}).get(LABEL)} for n in ray.nodes()]
     actors = [{"actor_id": a.actor_id, "class_name": a.class_name, "name": a.name,
                "repr_name": a.repr_name, "state": a.state, "node_id": a.node_id,
                "num_restarts": a.num_restarts, "resources": a.required_resources}
