@@ -10,13 +10,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from docray.serve_apps.milvus_server import free_port
+from serving import wait_healthy
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -53,19 +53,16 @@ def run(argv: list[str], env) -> str:
 
 def serve_once(argv: list[str], env) -> dict:
     url = f"http://127.0.0.1:{env['DOCRAY__SERVE__PORT']}"
-    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    log = Path(env["DOCRAY__PATHS__DATA_DIR"]).with_name("serve.log")
+    with open(log, "w") as fh:  # a file, not a pipe nobody reads while the server starts
+        proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
+        wait_healthy(url, proc, log, timeout_s=300)
         docs = httpx.get(f"{url}/v1/documents", headers={"X-API-Key": "key-r"}).json()
         proc.send_signal(signal.SIGTERM)
-        output = proc.communicate(timeout=180)[0]
+        proc.wait(timeout=180)
+        output = log.read_text()
         assert proc.returncode == 0, output[-3000:]
         assert f"docray serving at {url}" in output and "stopped" in output
         return docs

@@ -26,6 +26,7 @@ from docray.engine.ingest.snapshot import comparable, index_snapshot, max_vector
 from docray.engine.local_cluster import LocalCluster, cluster_state
 from docray.serve_apps.milvus_server import free_port
 from docray.serve_apps.settings import ServeSettings
+from serving import wait_healthy
 
 REPO = Path(__file__).resolve().parents[2]
 WS = "mn"
@@ -170,19 +171,6 @@ def serve_cfg(clean_run, tmp_path) -> tuple[Path, Path, int]:
     return _write_cfg(tmp_path / "docray.yaml", data), path, free_port()
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 180) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()[-3000:]
-        try:
-            if httpx.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    raise AssertionError(f"docray serve not healthy in {timeout_s}s: {log.read_text()[-3000:]}")
-
-
 def test_serve_replicas_on_both_nodes(cluster, serve_cfg, tmp_path):
     from docray.engine.samples import QUESTIONS
 
@@ -195,7 +183,7 @@ def test_serve_replicas_on_both_nodes(cluster, serve_cfg, tmp_path):
                             env=env, cwd=REPO, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc, log)
+        wait_healthy(url, proc, log, timeout_s=180)
         r = httpx.post(f"{url}/v1/query", json={"question": QUESTIONS[0]}, timeout=120)
         assert r.status_code == 200, r.text
         body = r.json()

@@ -18,6 +18,7 @@ import yaml
 
 from docray.engine.samples import QUESTIONS
 from docray.serve_apps.milvus_server import free_port, port_open
+from serving import wait_healthy
 
 pytestmark = pytest.mark.slow
 DOCRAY = str(Path(sys.executable).with_name("docray"))  # the console script a user types
@@ -33,17 +34,8 @@ class Server:
                  "--host", "127.0.0.1", "--port", str(port)],
                 stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
 
-    def wait_ready(self, timeout_s: float = 240) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()[-3000:]
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise AssertionError(f"not ready in {timeout_s}s: {self.log.read_text()[-3000:]}")
+    def wait_ready(self) -> None:
+        wait_healthy(self.url, self.proc, self.log)
 
     def kill(self) -> None:
         if self.proc.poll() is None:

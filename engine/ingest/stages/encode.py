@@ -22,6 +22,7 @@ import numpy as np
 from docray.engine.config import DocrayConfig
 from docray.engine.index.index_text import doc_label, index_text
 from docray.engine.ingest.stages import failed, stage
+from docray.engine.ingest.stages.pages import needs_page_stage, page_vectors_row
 from docray.engine.model import Chunk, Document
 
 
@@ -129,10 +130,8 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
     if failed(row):
         return row
     if page_encoder is not None:  # page images (ColPali): the pages stage's core, inline
-        from docray.engine.ingest.stages.pages import page_vectors_row
-
         return page_vectors_row(row, cfg, page_encoder)
-    if cfg.embed.page.backend != "text-tokens":
+    if needs_page_stage(cfg):
         return row  # the pages stage (an actor pool of its own) embeds the page renders
     with stage(row, "page_vectors"):
         nos, offs, toks = pages_from_chunk_tokens(doc, chunks, token_vecs, text_encoder.dim,
