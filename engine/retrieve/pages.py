@@ -38,8 +38,7 @@ def page_searcher(cfg, store, query_encoder: QueryTokens | None = None) -> "Page
     from docray.engine.index.pages.pooled import PooledPrefilter
 
     pc = cfg.pages
-    return PageSearcher(store, PooledPrefilter(store, pc.prefilter_pages, pc.two_stage_threshold,
-                                               pc.centroids_per_page), query_encoder)
+    return PageSearcher(store, PooledPrefilter.from_config(store, pc), query_encoder)
 
 
 class PageSearcher:

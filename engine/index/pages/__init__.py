@@ -4,6 +4,9 @@
   ``compact``, exact ``search`` (see :mod:`.store`).
 * :class:`PooledPageIndex` — pooled page vectors in Milvus for candidate generation, then
   exact MaxSim on the candidates (see :mod:`.two_stage`; needs pymilvus, imported lazily).
+* :class:`~.pooled.PooledPrefilter` — the in-memory pooled prefilter the query path uses;
+  with ``pages.candidate_index`` faiss-ivf / faiss-hnsw its candidates come from a faiss
+  index over the pooled rows (see :mod:`.faiss_index`; faiss imported lazily).
 """
 from __future__ import annotations
 

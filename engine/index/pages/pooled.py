@@ -17,6 +17,12 @@ after new writes only pools the new pages, and saved beside the store
 (``pooled-c<k>.npz``), so a new process — a Serve replica the autoscaler adds — loads them
 instead of pooling every page again (11 s of CPU for the full corpus). Agreement with
 exact search is measured in the tests and benchmarks/prefilter.py.
+
+For large shards the scan over every pooled row can itself become the cost; with
+``pages.candidate_index`` ``faiss-ivf`` or ``faiss-hnsw`` (:mod:`.faiss_index`) a faiss index
+over the same rows finds the pages near each query vector, and only those pages' pooled
+rows are scored (selections under ``faiss_min_pages`` keep the exact scan). The faiss index
+is rebuilt with the pooled matrix, i.e. lazily on the first query after any write.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ import torch
 
 from docray.kernels.maxsim import maxsim
 
+from .faiss_index import FaissCandidateIndex
 from .shards import quantize_int8
 from .store import Array, PageStore, _as_numpy
 from .two_stage import pool_page
@@ -39,11 +46,25 @@ logger = logging.getLogger(__name__)
 
 class PooledPrefilter:
     def __init__(self, store: PageStore, n: int = 384, threshold: int = 1024,
-                 n_centroids: int = 32):
+                 n_centroids: int = 32, index: Optional[FaissCandidateIndex] = None,
+                 faiss_min_pages: int = 20000):
         self.store, self.n, self.threshold, self.n_centroids = store, n, threshold, n_centroids
+        self.index, self.faiss_min_pages = index, faiss_min_pages
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[int, torch.Tensor]] = {}  # key → (n_tok, pooled)
         self._built_for: Optional[list] = None
+
+    @classmethod
+    def from_config(cls, store: PageStore, pc) -> "PooledPrefilter":
+        """The prefilter ``pages`` config (:class:`~docray.engine.config.PageIndexConfig`) names."""
+        index = None
+        if pc.candidate_index != "exact":
+            index = FaissCandidateIndex(pc.candidate_index, nprobe=pc.faiss_nprobe,
+                                        ef_search=pc.faiss_ef_search, per_token=pc.faiss_per_token,
+                                        nlist=pc.faiss_nlist, hnsw_m=pc.faiss_hnsw_m,
+                                        device=pc.faiss_device)
+        return cls(store, pc.prefilter_pages, pc.two_stage_threshold, pc.centroids_per_page,
+                   index, pc.faiss_min_pages)
 
     @property
     def cache_path(self):
@@ -109,6 +130,7 @@ class PooledPrefilter:
         self._ws = np.concatenate(ws) if ws else np.array([], dtype=object)  # (n_pages,)
         self._docs = np.concatenate(docs) if docs else np.array([], dtype=object)
         self._built_for = views
+        self._ws_masks: dict[Optional[str], np.ndarray] = {}
         logger.info("pooled prefilter: %d pages, %d rows (%s)", len(keys), len(self._matrix),
                     self._compute)
 
@@ -116,8 +138,12 @@ class PooledPrefilter:
         """One (n_rows, dim) matrix with page ``i`` at rows ``offsets[i]:offsets[i + 1]``,
         int8 with per-row scales where the store computes in int8."""
         matrix = torch.cat(rows) if rows else torch.zeros(0, self.store.dim)  # (n_rows, dim)
+        counts = np.array([len(r) for r in rows], dtype=np.int64)  # (n_pages,)
         self._offsets = np.zeros(len(rows) + 1, dtype=np.int64)  # (n_pages + 1,)
-        self._offsets[1:] = np.cumsum([len(r) for r in rows])
+        self._offsets[1:] = np.cumsum(counts)
+        self._row_page = np.repeat(np.arange(len(rows)), counts)  # (n_rows,)
+        if self.index is not None:  # the same rows, fp32, before any quantization
+            self.index.build(matrix.float().numpy(), self._row_page)
         self._compute = "fp32"
         self._scales = None
         if self.store.compute == "int8":  # the kernel falls back to fp32 tiles without VNNI
@@ -125,6 +151,16 @@ class PooledPrefilter:
             matrix, self._scales = torch.from_numpy(q8), torch.from_numpy(scales)
             self._compute = "int8"
         self._matrix = matrix
+
+    def _workspace_mask(self, workspace: Optional[str]) -> np.ndarray:
+        """Pages of ``workspace`` (all when None), cached until the next rebuild: comparing
+        100K object strings per query cost more than the faiss search."""
+        mask = self._ws_masks.get(workspace)
+        if mask is None:
+            mask = (np.ones(len(self._keys), dtype=bool) if workspace is None
+                    else self._ws == workspace)  # (n_pages,)
+            self._ws_masks[workspace] = mask
+        return mask
 
     def warm(self) -> None:
         with self._lock:
@@ -138,17 +174,33 @@ class PooledPrefilter:
         with self._lock:
             self.store.refresh()
             self._build()
-            mask = np.ones(len(self._keys), dtype=bool)  # (n_pages,)
-            if workspace is not None:
-                mask &= self._ws == workspace
+            mask = self._workspace_mask(workspace).copy()  # (n_pages,)
             if doc_ids is not None:
                 mask &= np.isin(self._docs, list(doc_ids))
             if int(mask.sum()) <= max(self.threshold, self.n):
                 return None
             q = torch.nn.functional.normalize(
                 torch.as_tensor(_as_numpy(query), dtype=torch.float32), dim=1)  # (n_q, dim)
+            if self.index is not None and int(mask.sum()) >= self.faiss_min_pages:
+                return self._indexed(q, mask)
             score = maxsim(q, self._matrix, self._offsets, self._scales,
                            compute=self._compute)[0]  # (n_pages,)
             score[torch.from_numpy(~mask)] = float("-inf")
             top = torch.topk(score, self.n).indices.tolist()
             return {self._keys[i] for i in top}
+
+    def _indexed(self, q: torch.Tensor, mask: np.ndarray) -> set[str]:
+        """faiss finds the pages near each query vector; their pooled MaxSim picks ``n``."""
+        probes = torch.cat([q, torch.nn.functional.normalize(q.mean(0, keepdim=True), dim=1)])  # (n_q + 1, dim)
+        row_mask = None if mask.all() else mask[self._row_page]  # (n_rows,)
+        pages = self.index.search(probes.numpy(), row_mask)  # (n_cand,) sorted page ids
+        if len(pages) <= self.n:
+            return {self._keys[i] for i in pages.tolist()}
+        a, b = self._offsets[pages], self._offsets[pages + 1]  # (n_cand,) row runs
+        rows = torch.cat([self._matrix[s:e] for s, e in zip(a.tolist(), b.tolist())])  # (n_cand_rows, dim)
+        scales = (torch.cat([self._scales[s:e] for s, e in zip(a.tolist(), b.tolist())])
+                  if self._scales is not None else None)
+        offsets = np.concatenate([[0], np.cumsum(b - a)])  # (n_cand + 1,)
+        score = maxsim(q, rows, offsets, scales, compute=self._compute)[0]  # (n_cand,)
+        top = torch.topk(score, self.n).indices.numpy()
+        return {self._keys[i] for i in pages[top].tolist()}

@@ -188,9 +188,7 @@ class PageStore:
     def _locate(self, keys: Sequence[str]) -> dict[str, tuple["_ShardView", int]]:
         """Live, non-empty entries among ``keys`` → (shard view, row in it)."""
         self.refresh()
-        if self._key_index is None:
-            self._key_index = {key: (v, i) for v, view in enumerate(self._views)
-                               for i, key in enumerate(view.keys) if view.live[i]}
+        self._rows_of(set())  # builds the key index
         out = {}
         for key in keys:
             loc = self._key_index.get(key)
@@ -358,9 +356,13 @@ class PageStore:
         self.refresh()
         docs = set(doc_ids) if doc_ids is not None else None
         wanted = set(keys) if keys is not None else None
+        rows = self._rows_of(wanted) if wanted is not None else None
         all_scores, all_refs = [], []
-        for view in self._views:
-            sel = self._select(view, workspace, docs, wanted)
+        for v, view in enumerate(self._views):
+            if rows is not None:  # candidates named by key: test only their rows
+                sel = self._select_rows(view, rows.get(v, np.zeros(0, np.int64)), workspace, docs)
+            else:
+                sel = self._select(view, workspace, docs)
             if sel.any():
                 all_scores.append(self._score_view(view, qs, sel))  # (n_queries, n_sel)
                 all_refs.extend(view.refs[i] for i in np.nonzero(sel)[0])
@@ -377,15 +379,37 @@ class PageStore:
             raise BadInput("query", f"must be (n_q, {self.dim}), got {tuple(q.shape)}")
         return q  # (n_q, dim)
 
+    def _rows_of(self, keys: set[str]) -> dict[int, np.ndarray]:
+        """Live entries among ``keys`` → {shard view: its rows}; O(len(keys)), not O(pages)."""
+        if self._key_index is None:
+            self._key_index = {key: (v, i) for v, view in enumerate(self._views)
+                               for i, key in enumerate(view.keys) if view.live[i]}
+        by_view: dict[int, list[int]] = {}
+        for key in keys:
+            loc = self._key_index.get(key)
+            if loc is not None:
+                by_view.setdefault(loc[0], []).append(loc[1])
+        return {v: np.array(sorted(r), dtype=np.int64) for v, r in by_view.items()}
+
     @staticmethod
-    def _select(view: _ShardView, workspace: Optional[str], docs: Optional[set], keys: Optional[set]) -> np.ndarray:
+    def _select_rows(view: _ShardView, rows: np.ndarray, workspace: Optional[str],
+                     docs: Optional[set]) -> np.ndarray:
+        ok = np.ones(len(rows), dtype=bool)  # (n_rows_named,)
+        if workspace is not None:
+            ok &= view.workspaces[rows] == workspace
+        if docs is not None:
+            ok &= np.fromiter((d in docs for d in view.docs[rows]), bool, len(rows))
+        sel = np.zeros(len(view.live), dtype=bool)  # (n_pages,)
+        sel[rows[ok]] = True
+        return sel
+
+    @staticmethod
+    def _select(view: _ShardView, workspace: Optional[str], docs: Optional[set]) -> np.ndarray:
         sel = view.live.copy()  # (n_pages,)
         if workspace is not None:
             sel &= view.workspaces == workspace
         if docs is not None:
             sel &= np.fromiter((d in docs for d in view.docs), bool, len(sel))
-        if keys is not None:
-            sel &= np.fromiter((k in keys for k in view.keys), bool, len(sel))
         return sel
 
     def _score_view(self, view: _ShardView, qs: list[torch.Tensor], sel: np.ndarray) -> torch.Tensor:
