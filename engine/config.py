@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (AliasChoices, BaseModel, ConfigDict, Field, ValidationError,
+                      field_validator)
 
+from docray.engine.config_llm import VLLMConfig
 from docray.engine.errors import ConfigError
 
 ENV_PREFIX = "DOCRAY__"
@@ -78,7 +80,9 @@ class ParseConfig(_Strict):
 
 
 class DescribeConfig(_Strict):
-    backend: Literal["structural", "vlm"] = "structural"
+    backend: Literal["structural", "vlm", "vllm"] = Field(
+        "structural", description="vlm: an OpenAI-compatible server (vlm_url); vllm: a Ray "
+        "Data stage on ray.data.llm (engine settings: the llm section).")
     context_units: int = Field(3, ge=0, description="±δ neighbouring units given as context.")
     context_tokens: int = Field(256, ge=16, description="Token cap on the context window.")
     vlm_url: str | None = Field(None, description="OpenAI-compatible base URL for the VLM.")
@@ -87,7 +91,9 @@ class DescribeConfig(_Strict):
 
 
 class ExtractConfig(_Strict):
-    backend: Literal["lexical", "llm"] = "lexical"
+    backend: Literal["lexical", "llm", "vllm"] = Field(
+        "lexical", description="llm: an OpenAI-compatible server (llm_url); vllm: a Ray Data "
+        "stage on ray.data.llm (engine settings: the llm section).")
     llm_url: str | None = None
     llm_model: str = "Qwen/Qwen2.5-7B-Instruct"
     max_entities_per_chunk: int = Field(20, ge=1)
@@ -228,6 +234,13 @@ class RetrieveConfig(_Strict):
     reranker: Literal["late-interaction", "cross-encoder", "none"] = "late-interaction"
     cross_encoder_model: str = Field("BAAI/bge-reranker-v2-m3",
                                      description="Local path (or hub id) of the cross-encoder.")
+    cross_encoder_batch_size: int = Field(16, ge=1, description="(question, passage) pairs "
+                                          "per cross-encoder forward pass.")
+    cross_encoder_max_length: int = Field(512, ge=8, description="Tokens per pair fed to the "
+                                          "cross-encoder (longer passages are cut).")
+    rerank_timeout_s: float = Field(5.0, gt=0, description="Cross-encoder time budget per "
+                                    "query, checked between batches; past it the fused order "
+                                    "stands (logged).")
     rerank_depth: int = Field(10, ge=1, le=200, description="Fused candidates to rerank.")
     rerank_weight: float = Field(0.5, ge=0, le=1, description="Share of the reranker's score in "
                                  "the final order of the reranked head (the rest: fused score); "
@@ -236,7 +249,18 @@ class RetrieveConfig(_Strict):
 
 
 class SynthesizeConfig(_Strict):
-    answerer: Literal["extractive", "openai"] = "extractive"
+    answerer: Literal["extractive", "openai", "vllm"] = Field(
+        "extractive", validation_alias=AliasChoices("answerer", "backend"),
+        description="Also spelt `backend`. openai: an OpenAI-compatible server (url); vllm: "
+        "the Serve Synthesis stage hosts a vLLM engine (ray.serve.llm; the llm section).")
+    max_tokens: int = Field(512, ge=1, description="Generated tokens per answer (generative "
+                            "answerers).")
+    reply_format: Literal["text", "json"] = Field(
+        "text", description="Generative answerers: text (citations as [n] markers) or json "
+        "(schema-constrained answer, citations and answerability: even a weak model's reply "
+        "parses; streams the answer field).")
+    max_answer_chars: int = Field(1200, ge=8, description="reply_format json: the longest "
+                                  "answer string the schema allows.")
     url: str | None = None
     model: str = "Qwen/Qwen2.5-VL-7B-Instruct"
     abstain_threshold: float = Field(0.2179, description="Evidence score below which we abstain; "
@@ -273,6 +297,7 @@ class DocrayConfig(_Strict):
     ingest: IngestConfig = IngestConfig()
     retrieve: RetrieveConfig = RetrieveConfig()
     synthesize: SynthesizeConfig = SynthesizeConfig()
+    llm: VLLMConfig = VLLMConfig()
     serve: ServeConfig = ServeConfig()
 
 

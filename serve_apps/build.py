@@ -47,10 +47,16 @@ def build_app(cfg: DocrayConfig, settings: ServeSettings | None = None,
                 retry_after_s=settings.limits.retry_after_s or None)
         return dep.options(**opts).bind(*args)
 
+    if cfg.synthesize.answerer == "vllm":  # the stage hosts the engine (ray.serve.llm)
+        from docray.serve_apps.synthesis.llm import build_synthesis
+
+        synthesis = build_synthesis(cfg, settings)
+    else:
+        synthesis = bind(Synthesis, "synthesis", cfg_json)
     return bind(Ingress, "ingress", cfg_json, settings.limits.model_dump_json(), app_name,
                 bind(GraphWalk, "graph", cfg_json), bind(DenseSearch, "dense", cfg_json),
                 bind(PageRetrieval, "pages", cfg_json), bind(Rerank, "rerank", cfg_json),
-                bind(Synthesis, "synthesis", cfg_json), bind(Documents, "documents", cfg_json))
+                synthesis, bind(Documents, "documents", cfg_json))
 
 
 class AppArgs(BaseModel):

@@ -44,6 +44,10 @@ class StageSettings(_Strict):
     memory_mb: int | None = Field(None, ge=1)
     max_ongoing_requests: int = Field(8, ge=1, description="Concurrent requests per replica.")
     max_queued_requests: int = Field(32, ge=-1, description="Queue cap; -1 is unbounded.")
+    llm: dict[str, Any] = Field(default_factory=dict, description="synthesis with "
+                                "synthesize.answerer vllm: fields of the config's llm section "
+                                "to override for this stage (model, tensor_parallel_size, ...); "
+                                "num_gpus is then GPUs per engine worker.")
     access_log: bool | None = Field(None, description="Serve's per-request log line in this "
                                     "stage's replica log; default: the ingress only (a query "
                                     "crosses six stages, six lines and file appends each).")
@@ -52,6 +56,16 @@ class StageSettings(_Strict):
     @classmethod
     def _custom_resources(cls, v: dict[str, float]) -> dict[str, float]:
         return check_custom_resources(v)
+
+    @field_validator("llm")
+    @classmethod
+    def _llm_fields(cls, v: dict[str, Any]) -> dict[str, Any]:
+        from docray.engine.config_llm import VLLMConfig
+
+        bad = sorted(set(v) - set(VLLMConfig.model_fields))
+        if bad:
+            raise ValueError(f"unknown llm field(s) {bad}")
+        return v
 
     @field_validator("max_queued_requests")
     @classmethod

@@ -43,3 +43,21 @@ def minilm():
     from docray.engine.embed.minilm import MiniLMEncoder
 
     return MiniLMEncoder(TextEncoderConfig(batch_size=4))
+
+
+@pytest.fixture(scope="session")
+def cross_encoder_dir(tmp_path_factory) -> Path:
+    """A tiny random-init BERT cross-encoder (and its WordPiece tokenizer) built on disk."""
+    from tiny_models import tiny_cross_encoder
+
+    return tiny_cross_encoder(tmp_path_factory.mktemp("cross_encoder"))
+
+
+@pytest.fixture(scope="session")
+def tiny_llm_dir(tmp_path_factory) -> Path:
+    """A tiny Llama (config.json + BPE tokenizer with a chat template) for vLLM's dummy
+    loader: random weights, real engine."""
+    from tiny_models import tiny_llama
+
+    return tiny_llama(tmp_path_factory.mktemp("tiny_llama"))
+

@@ -1,0 +1,91 @@
+"""Tiny random-init checkpoints the tests build (no hub): a BERT-style cross-encoder with a
+WordPiece tokenizer trained on a few sentences, saved with ``save_pretrained``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+SENTENCES = [
+    "The pump delivers 58.9 litres per minute at full load.",
+    "Servo motors drive the valve actuator of the press.",
+    "Revenue grew in 2021 by ten percent over the prior year.",
+    "Table 2 lists the torque of each motor and its rated speed.",
+    "Figure 3 shows the pressure curve of the hydraulic circuit.",
+]
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def wordpiece_tokenizer(max_length: int = 128):
+    """A BERT WordPiece tokenizer trained on :data:`SENTENCES` with [CLS]/[SEP] pairs."""
+    from tokenizers import BertWordPieceTokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    tok = BertWordPieceTokenizer(lowercase=True)
+    tok.train_from_iterator(SENTENCES, vocab_size=400, min_frequency=1, special_tokens=SPECIAL)
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok._tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok._tokenizer, unk_token="[UNK]",
+                                   pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
+                                   mask_token="[MASK]", model_max_length=max_length)
+
+
+def tiny_cross_encoder(path: Path, seed: int = 0) -> Path:
+    """A 2-layer, 32-wide BertForSequenceClassification (one label) saved at ``path``."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+
+    tokenizer = wordpiece_tokenizer()
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=128, num_labels=1)
+    BertForSequenceClassification(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>"
+                 "{% if m['content'] is string %}{{ m['content'] }}"
+                 "{% else %}{% for part in m['content'] %}{% if part['type'] == 'text' %}"
+                 "{{ part['text'] }}{% endif %}{% endfor %}{% endif %}\n{% endfor %}"
+                 "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def bpe_tokenizer(vocab_size: int = 512):
+    """A byte-level BPE tokenizer trained on :data:`SENTENCES`, with a chat template."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    tok = ByteLevelBPETokenizer()
+    tok.train_from_iterator(SENTENCES * 4, vocab_size=vocab_size, min_frequency=1,
+                            special_tokens=["<s>", "</s>", "<pad>"])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok._tokenizer, bos_token="<s>",
+                                   eos_token="</s>", pad_token="<pad>", model_max_length=2048)
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def tiny_llama(path: Path) -> Path:
+    """A 2-layer Llama (hidden 128, head_dim 64: the CPU attention refuses 16) as a
+    ``config.json`` + tokenizer; vLLM gives it random weights (``load_format="dummy"``)."""
+    from transformers import LlamaConfig
+
+    tokenizer = bpe_tokenizer()
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                         head_dim=64, max_position_embeddings=4096,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=True,
+                         torch_dtype="bfloat16")
+    path.mkdir(parents=True, exist_ok=True)
+    config.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def vllm_cpu_config(model: Path, **over) -> dict:
+    """The ``llm`` section that runs the tiny model on vLLM's CPU backend on 2 cores."""
+    return {"model": str(model), "accelerator": "cpu", "load_format": "dummy",
+            "dtype": "bfloat16", "max_model_len": 4096, "kv_cache_space_gb": 1,
+            "gpu_memory_utilization": 0.05, "enforce_eager": True, "num_cpus": 0.5, **over}
