@@ -118,11 +118,18 @@ def cue_boost(ranked: list[tuple[str, float]], chunks: dict, plan: QueryPlan,
 def rerank_ranked(score_fn, ranked: list[tuple[str, float]], n: int,
                   weight: float = 0.5) -> list[tuple[str, float]]:
     """Rerank the head: ``weight`` × the reranker's min-max normalised score plus
-    (1 − ``weight``) × the fused score, normalised the same way."""
+    (1 − ``weight``) × the fused score, normalised the same way. A reranker past its
+    time budget leaves the fused order."""
+    from docray.engine.retrieve.rerank import RerankTimeout
+
     head = ranked[:n]
     if not head or score_fn is None:
         return ranked
-    scores = np.asarray(score_fn([c for c, _ in head]), dtype=np.float64)  # (n,)
+    try:
+        scores = np.asarray(score_fn([c for c, _ in head]), dtype=np.float64)  # (n,)
+    except RerankTimeout as err:
+        log.warning("rerank skipped: %s", err)
+        return ranked
     spread = float(scores.max() - scores.min()) or 1.0
     fused = np.array([s for _, s in head])
     fused_n = (fused - fused.min()) / (float(fused.max() - fused.min()) or 1.0)

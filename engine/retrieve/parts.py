@@ -42,8 +42,10 @@ def make_reranker(cfg: DocrayConfig, encoder, chunk_tokens=None):
         text = LateInteractionReranker(encoder)
         return StoredLateInteractionReranker(chunk_tokens, text) if chunk_tokens else text
     if kind == "cross-encoder":
-        return CrossEncoderReranker(cfg.retrieve.cross_encoder_model, cfg.embed.text.device,
-                                    cfg.embed.allow_hub_download)
+        r = cfg.retrieve
+        return CrossEncoderReranker(r.cross_encoder_model, cfg.embed.text.device,
+                                    cfg.embed.allow_hub_download, r.cross_encoder_batch_size,
+                                    r.cross_encoder_max_length, r.rerank_timeout_s)
     return None
 
 
@@ -55,7 +57,15 @@ def make_answerer(cfg: DocrayConfig, encoder=None, artifacts=None, chunk_tokens=
     if s.answerer == "openai":
         from docray.engine.synthesize.openai_chat import OpenAIChatAnswerer
 
-        return OpenAIChatAnswerer(s.url or "", s.model, artifacts, budget_tokens=s.max_context_tokens)
+        return OpenAIChatAnswerer(s.url or "", s.model, artifacts, budget_tokens=s.max_context_tokens,
+                                  max_tokens=s.max_tokens, reply_format=s.reply_format,
+                                  max_chars=s.max_answer_chars)
+    if s.answerer == "vllm":
+        from docray.engine.errors import ConfigError
+
+        raise ConfigError("synthesize.answerer vllm runs in the Serve Synthesis stage (`docray "
+                          "serve`); in-process queries need answerer extractive, or openai "
+                          "with url set to a served model")
     from docray.engine.synthesize.extractive import ExtractiveAnswerer
     from docray.engine.synthesize.spans import StoredSpans
 

@@ -5,6 +5,7 @@ Both implement :class:`Reranker`: ``score(question, texts) -> list[float]``.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -51,26 +52,57 @@ class LateInteractionReranker:
         return [maxsim_score(q, np.asarray(d, np.float32)) for d in toks[1:]]
 
 
+class RerankTimeout(Unavailable, TimeoutError):
+    """The reranker ran past its time budget; the caller keeps the fused order."""
+
+
 class CrossEncoderReranker:
-    """sentence-transformers CrossEncoder from a local path (e.g. bge-reranker-v2-m3)."""
+    """sentence-transformers ``CrossEncoder`` from a local path (e.g. bge-reranker-v2-m3).
+
+    (question, passage) pairs are scored in batches of ``batch_size``, each pair cut to
+    ``max_length`` tokens. ``timeout_s`` is checked between batches (a batch in flight
+    finishes): past it :class:`RerankTimeout` is raised.
+    """
 
     name = "cross-encoder"
 
-    def __init__(self, model_path: str, device: str = "cpu", allow_download: bool = False):
+    def __init__(self, model_path: str, device: str = "cpu", allow_download: bool = False,
+                 batch_size: int = 16, max_length: int = 512, timeout_s: float = 5.0):
         try:
             from sentence_transformers import CrossEncoder
         except ImportError as err:  # pragma: no cover — a core dependency
             raise Unavailable(f"cross-encoder reranker needs sentence-transformers: {err}")
+        from docray.engine.embed.attention import attn_implementation
+
+        self.batch_size, self.timeout_s = batch_size, timeout_s
+        dtype = "bfloat16" if str(device).startswith("cuda") else "float32"
+        self.attn = attn_implementation(device, dtype)
         try:
-            self.model = CrossEncoder(model_path, device=device,
-                                      local_files_only=not allow_download)
+            self.model = CrossEncoder(
+                model_path, device=device, local_files_only=not allow_download,
+                max_length=max_length,
+                model_kwargs={"attn_implementation": self.attn, "dtype": dtype})
         except Exception as err:  # noqa: BLE001 — missing local weights
-            raise Unavailable(f"cannot load cross-encoder {model_path!r}: {err}") from None
+            raise Unavailable(f"cannot load cross-encoder {model_path!r} (retrieve."
+                              f"cross_encoder_model): {err}") from None
+        self.model.eval()
+        log.info("cross-encoder %s on %s: batch %d, max length %d", model_path, device,
+                 batch_size, max_length)
 
     def score(self, question: str, texts: list[str]) -> list[float]:
-        if not texts:
-            return []
-        return [float(s) for s in self.model.predict([(question, t) for t in texts])]
+        start_t = time.monotonic()
+        scores: list[float] = []
+        for start in range(0, len(texts), self.batch_size):
+            elapsed = time.monotonic() - start_t
+            if start and elapsed > self.timeout_s:
+                raise RerankTimeout(f"cross-encoder scored {start} of {len(texts)} passages "
+                                    f"in {elapsed:.3f}s, past retrieve.rerank_timeout_s="
+                                    f"{self.timeout_s:g}")
+            pairs = [(question, t) for t in texts[start:start + self.batch_size]]
+            out = self.model.predict(pairs, batch_size=len(pairs), show_progress_bar=False,
+                                     convert_to_numpy=True)  # (b,)
+            scores.extend(float(s) for s in np.asarray(out, np.float32).reshape(-1))
+        return scores
 
 
 class StoredLateInteractionReranker:
