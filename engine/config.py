@@ -85,6 +85,8 @@ class DescribeConfig(_Strict):
         "Data stage on ray.data.llm (engine settings: the llm section).")
     context_units: int = Field(3, ge=0, description="±δ neighbouring units given as context.")
     context_tokens: int = Field(256, ge=16, description="Token cap on the context window.")
+    max_description_chars: int = Field(800, ge=16, description="backend vllm: the longest "
+                                       "description the reply schema allows.")
     context_pages: int = Field(1, ge=0, description="The text of pages within ± this many of "
                                "the unit's page also goes in its context (after the nearer "
                                "units), under context_tokens.")

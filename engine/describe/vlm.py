@@ -82,6 +82,66 @@ def _mime(data: bytes) -> str:
     return "image/webp" if data[8:12] == b"WEBP" else "application/octet-stream"
 
 
+def page_context(units: list[Unit], i: int, pages: int = 1) -> list[str]:
+    """Sentences of the text on the pages around ``units[i]`` (its page first, then ±1, …)."""
+    from docray.engine.describe.structural import CONTEXT_MODALITIES, sentences
+
+    page, found = units[i].page, []
+    for d in range(pages + 1):
+        for p in sorted({page - d, page + d}):
+            for j, u in enumerate(units):
+                if j != i and u.page == p and u.modality in CONTEXT_MODALITIES:
+                    found.extend(sentences(u.text))
+    return list(dict.fromkeys(found))
+
+
+def request_body(config: DescribeConfig, structural: StructuralDescriber, artifacts,
+                 units: list[Unit], i: int, model: str | None = None) -> dict[str, Any]:
+    """The chat request for ``units[i]`` (RAG-Anything's context: its caption, the unit's
+    own content, the neighbouring text, sentences that cite it, then the text of the pages
+    around it), with its crop as an image part when there is one."""
+    unit = units[i]
+    context = take_budget(structural.context(units, i) + structural.references(units, i)
+                          + page_context(units, i, config.context_pages),
+                          config.context_tokens)
+    content = unit.display_text() if unit.modality == "table" else unit.text
+    text = prompt(unit.modality).format(
+        caption=unit.caption or "(none)",
+        content=" ".join(content.split()[:MAX_CONTENT_WORDS]) if unit.modality != "table"
+        else "\n".join(content.splitlines()[:200]) or "(none)",
+        context=" ".join(dict.fromkeys(context)) or "(none)")
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    image = image_url(artifacts, unit)
+    if image:
+        parts.append({"type": "image_url", "image_url": {"url": image}})
+    return {
+        "model": model or config.vlm_model,
+        "temperature": 0.0,
+        "messages": [{"role": "system", "content": prompt("system")},
+                     {"role": "user", "content": parts}],
+        "response_format": {"type": "json_schema", "json_schema": {
+            "name": "unit_description", "schema": SCHEMA, "strict": True}},
+    }
+
+
+def image_url(artifacts, unit: Unit) -> str | None:
+    """The unit's crop as a ``data:`` URL (None without one, or when it is unreadable)."""
+    if not unit.artifact_id or artifacts is None:
+        return None
+    try:
+        data = artifacts.read(unit.artifact_id)
+    except DocrayError as err:
+        log.warning("crop %s of unit %s unreadable (%s); describing from text only",
+                    unit.artifact_id, unit.unit_id, err)
+        return None
+    return f"data:{_mime(data)};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def parse_reply(content: str) -> VLMDescription:
+    """A reply's JSON as a :class:`VLMDescription` (raises ValueError / ValidationError)."""
+    return VLMDescription.model_validate(json.loads(_strip_fence(content), strict=False))
+
+
 class VLMDescriber:
     """:class:`~docray.engine.describe.Describer` backed by a served VLM."""
 
@@ -108,38 +168,7 @@ class VLMDescriber:
         return self.fallback.proxy(units, i)
 
     def request_body(self, units: list[Unit], i: int) -> dict[str, Any]:
-        unit = units[i]
-        context = take_budget(self.fallback.context(units, i) + self.fallback.references(units, i),
-                              self.config.context_tokens)
-        content = unit.display_text() if unit.modality == "table" else unit.text
-        text = prompt(unit.modality).format(
-            caption=unit.caption or "(none)",
-            content=" ".join(content.split()[:MAX_CONTENT_WORDS]) if unit.modality != "table"
-            else "\n".join(content.splitlines()[:200]) or "(none)",
-            context=" ".join(context) or "(none)")
-        parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
-        image = self._image_url(unit)
-        if image:
-            parts.append({"type": "image_url", "image_url": {"url": image}})
-        return {
-            "model": self.config.vlm_model,
-            "temperature": 0.0,
-            "messages": [{"role": "system", "content": prompt("system")},
-                         {"role": "user", "content": parts}],
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": "unit_description", "schema": SCHEMA, "strict": True}},
-        }
-
-    def _image_url(self, unit: Unit) -> str | None:
-        if not unit.artifact_id or self.artifacts is None:
-            return None
-        try:
-            data = self.artifacts.read(unit.artifact_id)
-        except DocrayError as err:
-            log.warning("crop %s of unit %s unreadable (%s); describing from text only",
-                        unit.artifact_id, unit.unit_id, err)
-            return None
-        return f"data:{_mime(data)};base64,{base64.b64encode(data).decode('ascii')}"
+        return request_body(self.config, self.fallback, self.artifacts, units, i)
 
     def _ask(self, body: dict[str, Any]) -> VLMDescription | None:
         """The validated reply, or None when it is unusable (invalid JSON, 4xx)."""
@@ -153,8 +182,7 @@ class VLMDescriber:
             log.warning("VLM at %s answered %s", self.url, resp.status_code)
             return None
         try:
-            content = resp.json()["choices"][0]["message"]["content"]
-            return VLMDescription.model_validate(json.loads(_strip_fence(content)))
+            return parse_reply(resp.json()["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError, ValueError, ValidationError) as err:
             log.warning("VLM reply invalid: %s", str(err).splitlines()[0][:200])
             return None

@@ -27,7 +27,7 @@ def entity_node(e: Entity) -> Node:
                        "unit_ids": list(e.unit_ids), "doc_ids": list(e.doc_ids)})
 
 
-def _extract_items(units: Sequence[Unit], chunks: Sequence[Chunk]) -> list[Chunk | Unit]:
+def extract_items(units: Sequence[Unit], chunks: Sequence[Chunk]) -> list[Chunk | Unit]:
     """Chunks, plus multimodal units no chunk covers (so every table/figure is read)."""
     covered = {u for c in chunks for u in c.unit_ids}
     return [*chunks, *(u for u in units if u.modality in MULTIMODAL and u.unit_id not in covered)]
@@ -77,7 +77,7 @@ def build_doc_graph(units: Sequence[Unit], chunks: Sequence[Chunk], extractor: E
         n, e = unit_graph(u)
         nodes += n
         edges += e
-    entities, relations = extractor.extract(_extract_items(units, chunks))
+    entities, relations = extractor.extract(extract_items(units, chunks))
     merged, id_map = merge_entities(entities)
     struct_ids = {n.id for n in nodes}
     merged = [e for e in merged if e.entity_id not in struct_ids]

@@ -69,8 +69,15 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
     one = ray.data.ActorPoolStrategy(size=1)
     ds = ds.map(_parse_task, fn_kwargs={"cfg_json": cfg_json}, num_cpus=ing.parse_num_cpus,
                 compute=ray.data.TaskPoolStrategy(size=ing.parse_concurrency))
-    ds = ds.map(DescribeChunkFn, fn_constructor_args=(cfg_json,), num_cpus=0.25, compute=one)
-    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json,), num_cpus=0.25, compute=one)
+    replies = None
+    if cfg.describe.backend == "vllm":  # a batch pass on ray.data.llm over every unit
+        ds, replies = _llm_pass(ds, cfg, "describe")
+    ds = ds.map(DescribeChunkFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25,
+                compute=one)
+    replies = None
+    if cfg.extract.backend == "vllm":
+        ds, replies = _llm_pass(ds, cfg, "extract")
+    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25, compute=one)
     ds = ds.map(EncodeActor, fn_constructor_args=(cfg_json,), num_cpus=0.5,
                 num_gpus=ing.num_gpus_per_actor or None,
                 resources=dict(ing.encoder_resources) or None,
@@ -82,6 +89,26 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
                     num_cpus=ing.page_num_cpus, num_gpus=ing.page_num_gpus or None,
                     compute=ray.data.ActorPoolStrategy(size=ing.page_actors))
     return ds
+
+
+def _llm_pass(ds, cfg: DocrayConfig, stage: str):
+    """Materialize ``ds`` and run the vLLM pass of ``stage`` over its rows: (the
+    materialized dataset, the replies by item key)."""
+    from docray.engine.ingest.stages.llm_pass import run_pass
+
+    cfg_json = cfg.model_dump_json()
+    ds = ds.materialize()
+    if stage == "describe":
+        from docray.engine.describe.vllm_batch import DescribeRequests, describe_schema
+
+        items, schema = DescribeRequests(cfg_json), describe_schema(
+            cfg.describe.max_description_chars)
+    else:
+        from docray.engine.graph.extract.vllm_batch import ExtractRequests, extract_schema
+
+        items, schema = ExtractRequests(cfg_json), extract_schema(
+            cfg.extract.max_entities_per_chunk)
+    return ds, run_pass(ds, items, cfg, schema, stage)
 
 
 def _run(rows_out: Iterable[dict[str, Any]], stores: Stores, summary: Summary,
@@ -155,6 +182,11 @@ def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = Non
     from docray.engine.ingest.stages.graph import GraphFn
     from docray.engine.ingest.stages.parse import parse_row
 
+    if "vllm" in (cfg.describe.backend, cfg.extract.backend):
+        from docray.engine.errors import ConfigError
+
+        raise ConfigError("describe/extract backend vllm runs as a Ray Data pass: use "
+                          "ingest(), not ingest_local()")
     stores, plan, summary = _start(paths, cfg, workspace)
     t0 = time.perf_counter()
     cfg_json = cfg.model_dump_json()

@@ -18,6 +18,9 @@ class Summary:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     graph: dict[str, int] = field(default_factory=dict)
     failures: list[dict[str, str]] = field(default_factory=list)
+    llm_failures: list[dict[str, str]] = field(default_factory=list, metadata={
+        "doc": "items a vLLM describe/extract pass could not serve (the deterministic "
+               "backend stood in): file, stage, item, error"})
 
     def add(self, result: dict[str, Any]) -> None:
         if result["status"] == "failed":
@@ -25,6 +28,7 @@ class Summary:
             self.failures.append({"file": result["filename"], "error": result["error"]})
             return
         self.ok += 1
+        self.llm_failures.extend(result.get("llm_failures") or [])
         self.pages += result["pages"]
         self.chunks += result["chunks"]
         for k, v in result["units"].items():

@@ -108,7 +108,7 @@ class LLMExtractor:
             if graph is None:
                 self.fallback.extract_passage(p, acc)
             else:
-                self._add(graph, p, acc)
+                add_graph(graph, p, acc, self.config.max_entities_per_chunk)
         return acc.result()
 
     def _ask(self, text: str) -> LLMGraph | None:
@@ -124,23 +124,29 @@ class LLMExtractor:
                         self.url, resp.status_code)
             return None
         try:
-            content = resp.json()["choices"][0]["message"]["content"]
-            return LLMGraph.model_validate(json.loads(content))
+            return parse_graph(resp.json()["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError, ValueError, ValidationError) as err:
             log.warning("LLM extractor reply invalid (%s); using lexical fallback",
                         str(err).splitlines()[0][:200])
             return None
 
-    def _add(self, graph: LLMGraph, p: Passage, acc: Accumulator) -> None:
-        ids: dict[str, str] = {}
-        for e in graph.entities[: self.config.max_entities_per_chunk]:
-            name, aliases = split_definition(e.name)
-            eid = acc.entity(name, e.type.lower(), p, aliases, description=e.description)
-            if eid:
-                ids[entity_id(e.name)] = ids[entity_id(name)] = eid
-        for r in graph.relations:
-            src = ids.get(entity_id(r.src)) or acc.entity(r.src, "concept", p)
-            dst = ids.get(entity_id(r.dst)) or acc.entity(r.dst, "concept", p)
-            if src and dst:
-                acc.relation(src, dst, r.type.lower().replace(" ", "_"), r.weight, p)
-        acc.belongs_to(list(dict.fromkeys(ids.values())), p)
+
+def parse_graph(content: str) -> LLMGraph:
+    """A reply's JSON as an :class:`LLMGraph` (raises ValueError / ValidationError)."""
+    return LLMGraph.model_validate(json.loads(content, strict=False))
+
+
+def add_graph(graph: LLMGraph, p: Passage, acc: Accumulator, max_entities: int) -> None:
+    """Merge one passage's extracted graph into ``acc``, as the lexical extractor does."""
+    ids: dict[str, str] = {}
+    for e in graph.entities[:max_entities]:
+        name, aliases = split_definition(e.name)
+        eid = acc.entity(name, e.type.lower(), p, aliases, description=e.description)
+        if eid:
+            ids[entity_id(e.name)] = ids[entity_id(name)] = eid
+    for r in graph.relations:
+        src = ids.get(entity_id(r.src)) or acc.entity(r.src, "concept", p)
+        dst = ids.get(entity_id(r.dst)) or acc.entity(r.dst, "concept", p)
+        if src and dst:
+            acc.relation(src, dst, r.type.lower().replace(" ", "_"), r.weight, p)
+    acc.belongs_to(list(dict.fromkeys(ids.values())), p)

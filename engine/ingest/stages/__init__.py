@@ -9,6 +9,7 @@ A row is a plain dict that flows through every stage. Keys set so far:
 * ``chunk_vecs``, ``page_nos``, ``page_offsets``, ``page_tokens`` — arrays (encode)
 * ``graph``                                     — nodes/edges JSON (graph)
 * ``timings``                                   — seconds per stage
+* ``llm_failures``                              — items a vLLM pass could not serve
 """
 from __future__ import annotations
 
@@ -38,3 +39,13 @@ def stage(row: dict[str, Any], name: str) -> Iterator[None]:
         timings = dict(row.get("timings") or {})
         timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
         row["timings"] = timings
+
+
+def note_failures(row: dict[str, Any], backend: Any) -> None:
+    """Move the item failures a backend recorded for this row into ``llm_failures``."""
+    take = getattr(backend, "take_failures", None)
+    if take is not None:
+        found = take()
+        if found:
+            row["llm_failures"] = [*(row.get("llm_failures") or []),
+                                   *({**f, "file": row.get("filename", "")} for f in found)]

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from docray.engine.config import DocrayConfig
-from docray.engine.ingest.stages import failed, stage
+from docray.engine.ingest.stages import failed, note_failures, stage
 from docray.engine.model import Document
 
 
@@ -25,6 +25,7 @@ def describe_chunk_row(row: dict[str, Any], cfg: DocrayConfig, describer) -> dic
         doc = Document.model_validate_json(row["doc"])
         units = describer.describe(doc.units)
         doc = doc.model_copy(update={"units": units})
+        note_failures(row, describer)
         row["doc"] = doc.model_dump_json()
     if failed(row):
         return row
@@ -35,13 +36,20 @@ def describe_chunk_row(row: dict[str, Any], cfg: DocrayConfig, describer) -> dic
 
 
 class DescribeChunkFn:
-    def __init__(self, cfg_json: str):
+    """``replies``: the describe pass's (``describe.backend: vllm``), by item key."""
+
+    def __init__(self, cfg_json: str, replies: dict | None = None):
         from docray.engine.describe import get_describer
         from docray.engine.index.artifacts import ArtifactStore
 
         self.cfg = DocrayConfig.model_validate_json(cfg_json)
-        self.describer = get_describer(self.cfg.describe,
-                                       ArtifactStore(self.cfg.paths.data_dir / "artifacts"))
+        if self.cfg.describe.backend == "vllm":
+            from docray.engine.describe.vllm_batch import RepliedDescriber
+
+            self.describer = RepliedDescriber(self.cfg.describe, replies or {})
+        else:
+            self.describer = get_describer(self.cfg.describe,
+                                           ArtifactStore(self.cfg.paths.data_dir / "artifacts"))
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         return describe_chunk_row(row, self.cfg, self.describer)

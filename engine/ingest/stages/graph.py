@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from docray.engine.config import DocrayConfig
-from docray.engine.ingest.stages import failed, stage
+from docray.engine.ingest.stages import failed, note_failures, stage
 from docray.engine.model import Chunk, Document
 
 
@@ -24,6 +24,7 @@ def graph_row(row: dict[str, Any], extractor) -> dict[str, Any]:
         doc = Document.model_validate_json(row["doc"])
         chunks = [Chunk.model_validate(c) for c in json.loads(row["chunks"])]
         nodes, edges = build_doc_graph(doc.units, chunks, extractor)
+        note_failures(row, extractor)
         row["graph"] = json.dumps({"nodes": [_plain(n) for n in nodes],
                                    "edges": [_plain(e) for e in edges]})
     return row
@@ -40,11 +41,18 @@ def _plain(rec: Any) -> dict[str, Any]:
 
 
 class GraphFn:
-    def __init__(self, cfg_json: str):
+    """``replies``: the extraction pass's (``extract.backend: vllm``), by passage key."""
+
+    def __init__(self, cfg_json: str, replies: dict | None = None):
         from docray.engine.graph.extract import make_extractor
 
         self.cfg = DocrayConfig.model_validate_json(cfg_json)
-        self.extractor = make_extractor(self.cfg.extract)
+        if self.cfg.extract.backend == "vllm":
+            from docray.engine.graph.extract.vllm_batch import RepliedExtractor
+
+            self.extractor = RepliedExtractor(self.cfg.extract, replies or {})
+        else:
+            self.extractor = make_extractor(self.cfg.extract)
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         return graph_row(row, self.extractor)

@@ -79,9 +79,11 @@ def write_row(row: dict[str, Any], stores, commit: bool = True) -> dict[str, Any
         units[u.modality] = units.get(u.modality, 0) + 1
     stats = {"units": units, "chunks": len(chunks), "timings": row.get("timings", {}),
              "ocr_pages": sum(p.ocr for p in doc.pages),
-             "skipped_pages": {p.page: p.skip_reason for p in doc.pages if p.skip_reason}}
+             "skipped_pages": {p.page: p.skip_reason for p in doc.pages if p.skip_reason},
+             "llm_failures": len(row.get("llm_failures") or [])}
     result = {"status": "ok", "filename": doc.filename, "pages": doc.n_pages, "units": units,
               "chunks": len(chunks), "timings": row.get("timings", {}),
+              "llm_failures": list(row.get("llm_failures") or []),
               "done": (ws, doc_id, row["path"], doc.filename, doc.n_pages, len(doc.units), stats)}
     if commit:
         commit_rows([result], stores)
