@@ -40,6 +40,8 @@ class VLLMConfig(BaseModel):
     engine_kwargs: dict[str, Any] = Field(default_factory=dict,
                                           description="Passed to the vLLM engine as they are.")
     num_cpus: float = Field(1.0, gt=0, description="CPUs per engine worker (Ray bundle).")
+    num_gpus: float = Field(1.0, gt=0, description="GPUs per engine worker of the Ray Data "
+                            "passes (the Serve stage's come from its num_gpus).")
     # Ray Data processor (describe / extract)
     batch_size: int = Field(16, ge=1, description="Rows per batch sent to one engine.")
     concurrency: int = Field(1, ge=1, description="Engine actors of the Ray Data stage.")
@@ -67,12 +69,12 @@ class VLLMConfig(BaseModel):
             if self.kv_cache_space_gb else {}
         return {**env, "VLLM_LOGGING_LEVEL": "WARNING", "TOKENIZERS_PARALLELISM": "false"}
 
-    def bundles(self, num_gpus: float = 1.0) -> list[dict[str, float]]:
+    def bundles(self, num_gpus: float | None = None) -> list[dict[str, float]]:
         """Ray placement bundles, one per engine worker: ``num_cpus`` CPUs and, on GPU,
         ``num_gpus`` GPUs each (a fraction shares a device with other stages)."""
         bundle = {"CPU": self.num_cpus}
         if self.accelerator == "gpu":
-            bundle["GPU"] = num_gpus or 1.0
+            bundle["GPU"] = num_gpus or self.num_gpus
         return [dict(bundle) for _ in range(self.tensor_parallel_size)]
 
     def with_overrides(self, overrides: dict[str, Any]) -> "VLLMConfig":

@@ -50,7 +50,17 @@ def test_parser_is_mineru_at_a_model_tier(profile):
     assert isinstance(parser, MinerUParser) and parser.config.mineru_tier == "standard"
 
 
-def test_describer_and_extractor_are_vllm_clients(profile):
+def test_describer_and_extractor_are_vllm(profile):
+    """gpu: passes on ray.data.llm (the processor builds from the llm section); cluster:
+    clients of a vLLM service."""
+    if profile.describe.backend == "vllm":
+        from docray.engine.describe.vllm_batch import describe_schema
+        from docray.engine.ingest.stages.llm_pass import build_llm_processor
+
+        assert profile.extract.backend == "vllm" and profile.llm.model.startswith("/models/")
+        assert profile.llm.bundles() == [{"CPU": 1.0, "GPU": 1.0}]
+        assert type(build_llm_processor(profile, describe_schema(64))).__name__ == "Processor"
+        return
     from docray.engine.describe import get_describer
     from docray.engine.describe.base import Describer
     from docray.engine.graph.extract import Extractor, make_extractor
@@ -100,9 +110,23 @@ def test_reranker_builds_from_its_config(profile):
         assert isinstance(reranker, Unavailable)
 
 
-def test_answerer_is_an_openai_client(profile):
+def test_answerer_is_vllm_or_an_openai_client(profile):
+    from docray.engine.errors import ConfigError
     from docray.engine.retrieve.parts import make_answerer
     from docray.engine.synthesize.openai_chat import OpenAIChatAnswerer
+
+    if profile.synthesize.answerer == "vllm":  # the Serve stage hosts it; not in-process
+        from docray.serve_apps.settings import load_serve_settings
+        from docray.serve_apps.synthesis.llm import synthesis_llm_config
+
+        with pytest.raises(ConfigError, match="docray serve"):
+            make_answerer(profile)
+        llm = synthesis_llm_config(profile, load_serve_settings(REPO / profile.serve.config_file))
+        assert llm.model_loading_config.model_source == "/models/Qwen2.5-VL-7B-Instruct"
+        assert llm.engine_kwargs["tensor_parallel_size"] == 2
+        assert llm.placement_group_config["bundles"] == [{"CPU": 1.0, "GPU": 1.0}] * 2
+        assert llm.engine_kwargs["limit_mm_per_prompt"] == {"image": 4}
+        return
 
     answerer = make_answerer(profile)
     assert isinstance(answerer, OpenAIChatAnswerer)
@@ -120,3 +144,14 @@ def test_serve_app_composes_with_the_profiles_serve_config(profile):
     assert settings.stage("pages").num_gpus > 0  # the page index sits in GPU memory
     assert isinstance(build_app(profile, settings), Application)
     assert not is_file_uri(profile.milvus.uri)  # several processes: a Milvus server
+
+
+def test_cpu_vllm_profile_gives_the_synthesis_stage_cpus():
+    from docray.serve_apps.settings import load_serve_settings
+    from docray.serve_apps.synthesis.llm import synthesis_llm_config
+
+    cfg = load_config(REPO / "configs" / "cpu-vllm.yaml", env={})
+    llm = synthesis_llm_config(cfg, load_serve_settings(REPO / cfg.serve.config_file))
+    assert llm.accelerator_config.kind == "cpu"
+    assert llm.placement_group_config["bundles"] == [{"CPU": 1.0}]
+    assert llm.runtime_env["env_vars"]["VLLM_CPU_KVCACHE_SPACE"] == "2"

@@ -101,28 +101,36 @@ class LLMSynthesis(LLMServer):
             yield token
 
 
-def synthesis_llm_config(cfg: DocrayConfig, settings: ServeSettings) -> VLLMConfig:
+def stage_llm(cfg: DocrayConfig, settings: ServeSettings) -> VLLMConfig:
     """The ``llm`` section with the serve config's ``stages.synthesis.llm`` on top."""
     return cfg.llm.with_overrides(settings.stage("synthesis").llm)
 
 
-def build_synthesis(cfg: DocrayConfig, settings: ServeSettings):
-    """The Synthesis deployment hosting vLLM, bound (an Application for ``.bind`` args)."""
-    from ray.serve.llm import LLMConfig, build_llm_deployment
+def synthesis_llm_config(cfg: DocrayConfig, settings: ServeSettings):
+    """The :class:`~ray.serve.llm.LLMConfig` of the Synthesis stage: the model, one bundle
+    per engine worker (the stage's num_gpus each on GPU), the engine's arguments, and the
+    stage's replicas, autoscaling and queue bounds."""
+    from ray.serve.llm import LLMConfig
 
     stage = settings.stage("synthesis")
-    v = synthesis_llm_config(cfg, settings)
+    v = stage_llm(cfg, settings)
     opts = stage.deployment_options("synthesis")
     actor = opts.pop("ray_actor_options")
     actor.pop("num_gpus", None)  # GPUs belong to the engine's bundles, not the replica
-    llm_config = LLMConfig(
+    return LLMConfig(
         model_loading_config={"model_id": v.served_name, "model_source": v.model},
         accelerator_config={"kind": v.accelerator},
         placement_group_config={"bundles": v.bundles(stage.num_gpus), "strategy": "PACK"},
         engine_kwargs={k: a for k, a in v.engine_args().items() if k != "served_model_name"},
         runtime_env={"env_vars": v.env_vars()},
         deployment_config={**opts, "ray_actor_options": actor})
-    cfg = cfg.model_copy(update={"llm": v})
-    return build_llm_deployment(llm_config, deployment_cls=LLMSynthesis,
+
+
+def build_synthesis(cfg: DocrayConfig, settings: ServeSettings):
+    """The Synthesis deployment hosting vLLM, bound (an argument of the Ingress)."""
+    from ray.serve.llm import build_llm_deployment
+
+    cfg = cfg.model_copy(update={"llm": stage_llm(cfg, settings)})
+    return build_llm_deployment(synthesis_llm_config(cfg, settings), deployment_cls=LLMSynthesis,
                                 bind_kwargs={"cfg_json": cfg.model_dump_json()},
                                 override_serve_options={"name": "Synthesis"})

@@ -56,7 +56,7 @@ def build_llm_processor(cfg: DocrayConfig, schema: dict[str, Any]):
     config = vLLMEngineProcessorConfig(
         model_source=v.model, engine_kwargs=engine, batch_size=v.batch_size,
         concurrency=v.concurrency, runtime_env={"env_vars": v.env_vars()},
-        placement_group_config={"bundles": v.bundles(cfg.ingest.num_gpus_per_actor or 1.0),
+        placement_group_config={"bundles": v.bundles(),
                                 "strategy": "PACK"},
         should_continue_on_error=True, prepare_multimodal_stage=v.vision,
         chat_template_stage=_stage(0.1), tokenize_stage=_stage(0.1),
