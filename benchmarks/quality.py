@@ -10,6 +10,13 @@ questions; abstention precision/recall on the unanswerable ones with the thresho
 calibrated on the dev half (ids hashed even) and reported on the test half; p50/p95
 in-process latency (retrieval + extractive answer). Writes results/quality.json,
 results/quality.md and results/quality.png.
+
+    python benchmarks/quality.py --parser mineru --docs 10   # and --parser native
+
+``--parser`` first ingests (in-process) the ``--docs`` smallest qa documents with that
+parser (mineru: the flash tier in ``.venv-mineru``) into ``.bench/quality-<parser>`` and
+evaluates there, writing results/quality_<parser>.{json,md,png}: the same questions over
+the same documents with each parser.
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import QA, RESULTS, machine, write_result  # noqa: E402
+from _common import CORPUS, QA, RESULTS, ROOT, machine, write_result  # noqa: E402
 from baselines import BM25Pages, DenseWindowPages, rrf_pages  # noqa: E402
 
 from docray.engine.config import config_from_dict  # noqa: E402
@@ -283,8 +290,52 @@ async def timed_open(bench: Bench, qa: list[dict], n: int | None = None) -> dict
             "p95": round(float(np.percentile(lat, 95)), 1), "n": len(lat)}
 
 
+def parse_config(parser: str) -> dict:
+    if parser == "native":
+        return {"backend": "native"}
+    return {"backend": "mineru", "mineru_tier": "flash",
+            "mineru_python": str(ROOT / ".venv-mineru" / "bin" / "python")}
+
+
+def smallest_qa_docs(qa: list[dict], n: int | None) -> list[Path]:
+    """The ``n`` qa documents with the fewest pages (ties by name), leaving out those MinerU
+    flash could not parse offline in results/parsers.json (pages without a text layer make
+    it fetch its ONNX OCR models), so both parsers answer over the same documents."""
+    import pypdfium2 as pdfium
+
+    runs = RESULTS / "parsers.json"
+    failed = {f["file"] for f in json.loads(runs.read_text())["totals"]["mineru"]["failures"]
+              } if runs.exists() else set()
+
+    def pages(f: Path) -> int:
+        pdf = pdfium.PdfDocument(str(f))
+        try:
+            return len(pdf)
+        finally:
+            pdf.close()
+    files = [CORPUS / d for d in sorted({q["doc"] for q in qa} - failed)
+             if (CORPUS / d).exists()]
+    return sorted(files, key=lambda f: (pages(f), f.name))[:n]
+
+
+def ingest_with(parser: str, files: list[Path]) -> tuple[Path, dict]:
+    """Ingest ``files`` with ``parser`` into its own data dir (resumable: done documents
+    are skipped); the summary says which documents failed."""
+    from docray.engine.ingest import ingest_local
+
+    data = ROOT / ".bench" / f"quality-{parser}"
+    cfg = config_from_dict({"paths": {"data_dir": str(data)}, "parse": parse_config(parser)})
+    t0 = time.perf_counter()
+    summary = ingest_local(files, cfg, WS).to_dict()
+    summary["wall_s"] = round(time.perf_counter() - t0, 1)
+    return data, summary
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--parser", choices=("native", "mineru"), default=None,
+                    help="Ingest the --docs smallest qa documents with this parser first")
+    ap.add_argument("--docs", type=int, default=None, help="With --parser: how many")
     ap.add_argument("--data", type=Path, default=Path(".bench/corpus"))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--modes", default=",".join(MODES))
@@ -294,6 +345,15 @@ def main() -> None:
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     qa = [json.loads(line) for line in QA.read_text().splitlines() if line.strip()]
+    name, extra = "quality", {}
+    if args.parser:
+        files = smallest_qa_docs(qa, args.docs)
+        args.data, summary = ingest_with(args.parser, files)
+        name = f"quality_{args.parser}"
+        extra = {"parser": args.parser, "parse": parse_config(args.parser),
+                 "subset": f"the {len(files)} qa documents with the fewest pages that MinerU "
+                           "flash parsed offline (results/parsers.json)",
+                 "files": [f.name for f in files], "ingest": summary}
     bench = Bench(args.data)
     qa = [q for q in qa if q["doc"] in bench.docs][: args.limit]
     t0 = time.perf_counter()
@@ -313,16 +373,16 @@ def main() -> None:
     baselines = {"bm25": BM25Pages(pages), "dense-windows": DenseWindowPages(pages, encoder)}
     logging.info("baselines built over %d pages in %.0f s", len(pages), time.perf_counter() - t0)
     asyncio.run(bench.answer("warm up", None))
-    result = {"machine": machine(), "questions": len(qa),
+    result = {"machine": machine(), **extra, "questions": len(qa),
               "questions_with_evidence": sum(bool(q.get("evidence_pages")) for q in qa),
               "documents": len(bench.docs), "pages_indexed": len(pages)}
     result["open_latency_ms"] = asyncio.run(timed_open(bench, qa))
     result["answers"] = asyncio.run(answers(bench, qa))
     result["recall"] = asyncio.run(evaluate(bench, qa, baselines, args.modes.split(",")))
     result["seconds"] = round(time.perf_counter() - t0, 1)
-    write_result("quality", result)
-    (RESULTS / "quality.md").write_text(markdown(result))
-    plot(result, RESULTS / "quality.png")
+    write_result(name, result)
+    (RESULTS / f"{name}.md").write_text(markdown(result))
+    plot(result, RESULTS / f"{name}.png")
     print(markdown(result))
 
 
