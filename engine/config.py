@@ -115,6 +115,9 @@ class TextEncoderConfig(_Strict):
     url: str | None = None
     dim: int = Field(384, ge=1)
     batch_size: int = Field(32, ge=1)
+    triton_model: str = Field("docray_text", description="triton backend: the served model "
+                              "(input TEXT bytes (-1, 1), output EMBEDDING fp32 (-1, dim)).")
+    timeout_s: float = Field(30.0, gt=0, description="triton backend: seconds per request.")
     device: str = "cpu"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="Weights dtype. auto: bfloat16 where the CPU has native bf16 "

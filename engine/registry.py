@@ -68,6 +68,7 @@ TEXT_ENCODERS = Registry("text encoder", {
     "minilm": "docray.engine.embed.minilm:MiniLMEncoder",
     "sentence_transformers": "docray.engine.embed.minilm:MiniLMEncoder",
     "openai": "docray.engine.embed.openai_http:OpenAIEmbeddingEncoder",
+    "triton": "docray.engine.embed.triton:TritonTextEncoder",
 }, protocol=_protocol("docray.engine.embed.base", "TextEncoder"))
 
 PAGE_ENCODERS = Registry("page encoder", {

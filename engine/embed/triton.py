@@ -1,0 +1,100 @@
+"""Text encoder over a Triton Inference Server model (tritonclient, HTTP protocol).
+
+The model takes ``TEXT`` (BYTES, shape (-1, 1)) and returns ``EMBEDDING`` (FP32, (-1, dim));
+each request carries up to ``embed.text.batch_size`` texts, so a batch of n texts costs
+ceil(n / batch_size) round trips (the server may merge them further: dynamic batching).
+Token vectors are not served: ``encode_with_tokens`` gives each text one "token" (its own
+vector), as the OpenAI backend does, so late interaction degrades to dense scoring.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+from urllib.parse import urlparse
+
+import numpy as np
+
+from docray.engine.config import TextEncoderConfig
+from docray.engine.embed.base import l2_normalize
+from docray.engine.errors import ConfigError, Unavailable
+
+log = logging.getLogger(__name__)
+
+
+class TritonTimeout(Unavailable, TimeoutError):
+    """The Triton server did not answer within ``embed.text.timeout_s``."""
+
+
+def _host_port(url: str) -> str:
+    """``http://h:8000`` or ``h:8000`` → ``h:8000`` (tritonclient takes no scheme).
+
+    >>> _host_port("http://127.0.0.1:8000/")
+    '127.0.0.1:8000'
+    """
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    return parsed.netloc
+
+
+class TritonTextEncoder:
+    """:class:`~docray.engine.embed.TextEncoder` backed by a Triton-served embedding model."""
+
+    name: str = "triton"
+
+    def __init__(self, config: TextEncoderConfig):
+        if not config.url:
+            raise ConfigError("embed.text.url is required for the triton text encoder backend")
+        import tritonclient.http as httpclient
+
+        self.config, self._http = config, httpclient
+        self.url = _host_port(config.url)
+        self.model_name = config.triton_model
+        self.client = httpclient.InferenceServerClient(
+            self.url, connection_timeout=config.timeout_s, network_timeout=config.timeout_s)
+        self.name = f"triton:{self.model_name}"
+        self._warned = False
+
+    @property
+    def dim(self) -> int:
+        return self.config.dim
+
+    def _infer(self, batch: list[str]) -> np.ndarray:
+        http = self._http
+        data = np.array([[t.encode("utf-8")] for t in batch], dtype=np.object_)  # (b, 1)
+        inp = http.InferInput("TEXT", list(data.shape), "BYTES")
+        inp.set_data_from_numpy(data)
+        out = [http.InferRequestedOutput("EMBEDDING", binary_data=True)]
+        try:
+            res = self.client.infer(self.model_name, [inp], outputs=out)
+        except (socket.timeout, TimeoutError) as err:
+            raise TritonTimeout(f"Triton server {self.url} model {self.model_name!r} did not "
+                                f"answer within embed.text.timeout_s={self.config.timeout_s}"
+                                ) from err
+        except (ConnectionError, OSError) as err:
+            raise Unavailable(f"Triton server {self.url} (embed.text.url) unreachable: "
+                              f"{err}") from err
+        except Exception as err:  # tritonclient raises InferenceServerException
+            if "timed out" in str(err).lower() or "timeout" in type(err).__name__.lower():
+                raise TritonTimeout(f"Triton server {self.url} did not answer within "
+                                    f"embed.text.timeout_s={self.config.timeout_s}") from err
+            raise Unavailable(f"Triton server {self.url} (embed.text.url) model "
+                              f"{self.model_name!r} (embed.text.triton_model) failed: "
+                              f"{err}") from err
+        vecs = np.asarray(res.as_numpy("EMBEDDING"), dtype=np.float32)  # (b, dim)
+        if vecs.shape != (len(batch), self.dim):
+            raise ConfigError(f"Triton model {self.model_name!r} returned shape {vecs.shape}, "
+                              f"expected ({len(batch)}, {self.dim}); check embed.text.dim")
+        return vecs
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        bs = self.config.batch_size
+        parts = [self._infer(list(texts[s:s + bs])) for s in range(0, len(texts), bs)]
+        if not parts:
+            return np.zeros((0, self.dim), np.float32)
+        return l2_normalize(np.concatenate(parts))  # (n, dim)
+
+    def encode_with_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+        if not self._warned:
+            log.warning("%s gives no token vectors; using one vector per text", self.name)
+            self._warned = True
+        vecs = self.encode(texts)
+        return vecs, [v[None, :] for v in vecs]  # [(1, dim)]
