@@ -52,17 +52,22 @@ CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>"
                  "{% if add_generation_prompt %}<|assistant|>{% endif %}")
 
 
-def bpe_tokenizer(vocab_size: int = 512):
-    """A byte-level BPE tokenizer trained on :data:`SENTENCES`, with a chat template."""
+def bpe_tokenizer(vocab_size: int = 512, image_token: str | None = None,
+                  template: str = CHAT_TEMPLATE):
+    """A byte-level BPE tokenizer trained on :data:`SENTENCES`, with a chat template (and,
+    for a vision model, an image placeholder token)."""
     from tokenizers import ByteLevelBPETokenizer
     from transformers import PreTrainedTokenizerFast
 
+    specials = ["<s>", "</s>", "<pad>", *([image_token] if image_token else [])]
     tok = ByteLevelBPETokenizer()
     tok.train_from_iterator(SENTENCES * 4, vocab_size=vocab_size, min_frequency=1,
-                            special_tokens=["<s>", "</s>", "<pad>"])
+                            special_tokens=specials)
+    extra = {"extra_special_tokens": {"image_token": image_token}} if image_token else {}
     fast = PreTrainedTokenizerFast(tokenizer_object=tok._tokenizer, bos_token="<s>",
-                                   eos_token="</s>", pad_token="<pad>", model_max_length=2048)
-    fast.chat_template = CHAT_TEMPLATE
+                                   eos_token="</s>", pad_token="<pad>", model_max_length=2048,
+                                   **extra)
+    fast.chat_template = template
     return fast
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tiny_models import SENTENCES
+from tiny_models import bpe_tokenizer
 
 def _save_random_weights(path: Path, config, seed: int = 0) -> None:
     """Seeded HF random init in bf16 (load with vLLM's default load_format)."""
@@ -28,28 +28,13 @@ LLAVA_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>{% endif %}")
 
 
-def llava_bpe_tokenizer(vocab_size: int = 512):
-    """Byte-level BPE with an ``<image>`` special token and an image-aware chat template."""
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import PreTrainedTokenizerFast
-
-    tok = ByteLevelBPETokenizer()
-    tok.train_from_iterator(SENTENCES * 4, vocab_size=vocab_size, min_frequency=1,
-                            special_tokens=["<s>", "</s>", "<pad>", "<image>"])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok._tokenizer, bos_token="<s>",
-                                   eos_token="</s>", pad_token="<pad>", model_max_length=2048,
-                                   extra_special_tokens={"image_token": "<image>"})
-    fast.chat_template = LLAVA_TEMPLATE
-    return fast
-
-
 def tiny_llava(path: Path, image_size: int = 56, weights: bool = False) -> Path:
     """A LLaVA: 2-layer CLIP vision tower (hidden 64, patch 14) + 2-layer Llama (hidden 128,
     head_dim 64). Images resize/crop to ``image_size`` -> (56/14)^2 = 16 image tokens."""
     from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaProcessor
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-    tok = llava_bpe_tokenizer()
+    tok = bpe_tokenizer(image_token="<image>", template=LLAVA_TEMPLATE)
     image_id = tok.convert_tokens_to_ids("<image>")
     text = LlamaConfig(vocab_size=len(tok), hidden_size=128, intermediate_size=256,
                        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
