@@ -155,3 +155,17 @@ def test_cpu_vllm_profile_gives_the_synthesis_stage_cpus():
     assert llm.accelerator_config.kind == "cpu"
     assert llm.placement_group_config["bundles"] == [{"CPU": 1.0}]
     assert llm.runtime_env["env_vars"]["VLLM_CPU_KVCACHE_SPACE"] == "2"
+
+
+def test_page_candidates_come_from_faiss(profile):
+    """Large shards: faiss IVF picks the prefilter's candidates (GPU where faiss-gpu sees
+    CUDA, faiss-cpu here)."""
+    from docray.engine.index.pages.faiss_index import FaissCandidateIndex
+
+    pc = profile.pages
+    assert pc.candidate_index == "faiss-ivf"
+    index = FaissCandidateIndex(pc.candidate_index, nprobe=pc.faiss_nprobe,
+                                ef_search=pc.faiss_ef_search, per_token=pc.faiss_per_token,
+                                nlist=pc.faiss_nlist, hnsw_m=pc.faiss_hnsw_m,
+                                device=pc.faiss_device)
+    assert index.device in ("cpu", "gpu")
