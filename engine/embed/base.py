@@ -2,6 +2,8 @@
 (page multi-vectors for late interaction). All vectors are float32 and L2-normalised."""
 from __future__ import annotations
 
+import logging
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -86,3 +88,47 @@ def pack_pages(page_nos: list[int], mats: list[np.ndarray], dim: int
 def document_pages(doc: "Document") -> list[PageInput]:
     nos = sorted({p.page for p in doc.pages} or {u.page for u in doc.units})
     return [PageInput(doc.doc_id, n, page_text(doc, n)) for n in nos]
+
+
+class RemotePooledEncoder(ABC):
+    """A :class:`TextEncoder` whose server returns one pooled vector per text (OpenAI
+    embeddings, Triton): texts go in requests of ``config.batch_size`` (``_request``, the
+    subclass's transport), vectors come back L2-normalised, and ``encode_with_tokens``
+    gives each text one "token" (its own vector), so late interaction degrades to dense
+    scoring (logged once)."""
+
+    name: str = "remote"
+
+    def __init__(self, config) -> None:
+        self.config, self._warned = config, False
+
+    @property
+    def dim(self) -> int:
+        return self.config.dim
+
+    @abstractmethod
+    def _request(self, batch: list[str]) -> np.ndarray:
+        """One request's vectors, (len(batch), dim), in the order of ``batch``."""
+
+    def _checked(self, vecs: np.ndarray, batch: list[str], source: str) -> np.ndarray:
+        from docray.engine.errors import ConfigError
+
+        if vecs.shape != (len(batch), self.dim):
+            raise ConfigError(f"{source} returned shape {vecs.shape}, expected "
+                              f"({len(batch)}, {self.dim}); check embed.text.dim")
+        return vecs
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        bs = self.config.batch_size
+        parts = [self._request(list(texts[s:s + bs])) for s in range(0, len(texts), bs)]
+        if not parts:
+            return np.zeros((0, self.dim), np.float32)
+        return l2_normalize(np.concatenate(parts))  # (n, dim)
+
+    def encode_with_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+        if not self._warned:
+            logging.getLogger(__name__).warning(
+                "%s gives no token vectors; using one vector per text", self.name)
+            self._warned = True
+        vecs = self.encode(texts)
+        return vecs, [v[None, :] for v in vecs]  # [(1, dim)]

@@ -5,17 +5,13 @@ The API returns pooled vectors only, so ``encode_with_tokens`` gives each text a
 """
 from __future__ import annotations
 
-import logging
 
 import httpx
 import numpy as np
 
 from docray.engine.config import TextEncoderConfig
-from docray.engine.embed.base import l2_normalize
+from docray.engine.embed.base import RemotePooledEncoder
 from docray.engine.errors import BadInput, ConfigError, Unavailable
-
-log = logging.getLogger(__name__)
-
 
 def embeddings_url(base: str) -> str:
     """``{base}/v1/embeddings`` whether or not ``base`` already ends in ``/v1``.
@@ -27,7 +23,7 @@ def embeddings_url(base: str) -> str:
     return f"{base}/embeddings" if base.endswith("/v1") else f"{base}/v1/embeddings"
 
 
-class OpenAIEmbeddingEncoder:
+class OpenAIEmbeddingEncoder(RemotePooledEncoder):
     """:class:`~docray.engine.embed.TextEncoder` backed by a served embedding model."""
 
     name: str = "openai"
@@ -36,16 +32,12 @@ class OpenAIEmbeddingEncoder:
                  timeout_s: float = 60.0):
         if not config.url:
             raise ConfigError("embed.text.url is required for the openai text encoder backend")
-        self.config, self.url = config, embeddings_url(config.url)
+        super().__init__(config)
+        self.url = embeddings_url(config.url)
         self.client = client or httpx.Client(timeout=timeout_s)
         self.name = f"openai:{config.model}"
-        self._warned = False
 
-    @property
-    def dim(self) -> int:
-        return self.config.dim
-
-    def _post(self, batch: list[str]) -> np.ndarray:
+    def _request(self, batch: list[str]) -> np.ndarray:
         try:
             resp = self.client.post(self.url, json={"model": self.config.model, "input": batch,
                                                     "encoding_format": "float"})
@@ -61,21 +53,4 @@ class OpenAIEmbeddingEncoder:
             vecs = np.asarray([d["embedding"] for d in data], dtype=np.float32)  # (b, dim)
         except (KeyError, TypeError, ValueError) as err:
             raise Unavailable(f"embedding server {self.url} sent a malformed reply: {err}") from err
-        if vecs.shape != (len(batch), self.dim):
-            raise ConfigError(f"embedding server {self.url} returned shape {vecs.shape}, "
-                              f"expected ({len(batch)}, {self.dim}); check embed.text.dim")
-        return vecs
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        bs = self.config.batch_size
-        parts = [self._post(list(texts[s:s + bs])) for s in range(0, len(texts), bs)]
-        if not parts:
-            return np.zeros((0, self.dim), np.float32)
-        return l2_normalize(np.concatenate(parts))  # (n, dim)
-
-    def encode_with_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-        if not self._warned:
-            log.warning("%s gives no token vectors; using one vector per text", self.name)
-            self._warned = True
-        vecs = self.encode(texts)
-        return vecs, [v[None, :] for v in vecs]  # [(1, dim)]
+        return self._checked(vecs, batch, f"embedding server {self.url}")

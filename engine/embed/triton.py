@@ -8,18 +8,14 @@ vector), as the OpenAI backend does, so late interaction degrades to dense scori
 """
 from __future__ import annotations
 
-import logging
 import socket
 from urllib.parse import urlparse
 
 import numpy as np
 
 from docray.engine.config import TextEncoderConfig
-from docray.engine.embed.base import l2_normalize
+from docray.engine.embed.base import RemotePooledEncoder
 from docray.engine.errors import ConfigError, Unavailable
-
-log = logging.getLogger(__name__)
-
 
 class TritonTimeout(Unavailable, TimeoutError):
     """The Triton server did not answer within ``embed.text.timeout_s``."""
@@ -35,7 +31,7 @@ def _host_port(url: str) -> str:
     return parsed.netloc
 
 
-class TritonTextEncoder:
+class TritonTextEncoder(RemotePooledEncoder):
     """:class:`~docray.engine.embed.TextEncoder` backed by a Triton-served embedding model."""
 
     name: str = "triton"
@@ -45,19 +41,15 @@ class TritonTextEncoder:
             raise ConfigError("embed.text.url is required for the triton text encoder backend")
         import tritonclient.http as httpclient
 
-        self.config, self._http = config, httpclient
+        super().__init__(config)
+        self._http = httpclient
         self.url = _host_port(config.url)
         self.model_name = config.triton_model
         self.client = httpclient.InferenceServerClient(
             self.url, connection_timeout=config.timeout_s, network_timeout=config.timeout_s)
         self.name = f"triton:{self.model_name}"
-        self._warned = False
 
-    @property
-    def dim(self) -> int:
-        return self.config.dim
-
-    def _infer(self, batch: list[str]) -> np.ndarray:
+    def _request(self, batch: list[str]) -> np.ndarray:
         http = self._http
         data = np.array([[t.encode("utf-8")] for t in batch], dtype=np.object_)  # (b, 1)
         inp = http.InferInput("TEXT", list(data.shape), "BYTES")
@@ -80,21 +72,4 @@ class TritonTextEncoder:
                               f"{self.model_name!r} (embed.text.triton_model) failed: "
                               f"{err}") from err
         vecs = np.asarray(res.as_numpy("EMBEDDING"), dtype=np.float32)  # (b, dim)
-        if vecs.shape != (len(batch), self.dim):
-            raise ConfigError(f"Triton model {self.model_name!r} returned shape {vecs.shape}, "
-                              f"expected ({len(batch)}, {self.dim}); check embed.text.dim")
-        return vecs
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        bs = self.config.batch_size
-        parts = [self._infer(list(texts[s:s + bs])) for s in range(0, len(texts), bs)]
-        if not parts:
-            return np.zeros((0, self.dim), np.float32)
-        return l2_normalize(np.concatenate(parts))  # (n, dim)
-
-    def encode_with_tokens(self, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-        if not self._warned:
-            log.warning("%s gives no token vectors; using one vector per text", self.name)
-            self._warned = True
-        vecs = self.encode(texts)
-        return vecs, [v[None, :] for v in vecs]  # [(1, dim)]
+        return self._checked(vecs, batch, f"Triton model {self.model_name!r}")

@@ -11,6 +11,7 @@ import base64
 import json
 import logging
 import re
+from abc import ABC, abstractmethod
 from typing import AsyncIterator
 
 import httpx
@@ -112,7 +113,7 @@ def _decoded_prefix(body: str) -> str:
     return ""
 
 
-class ChatAnswerer:
+class ChatAnswerer(ABC):
     """The prompt, the image parts and the reply parsing of a chat-model answerer; the
     transport (``_complete``, ``_stream``) is the subclass's: HTTP here, an in-process
     vLLM engine in :mod:`docray.serve_apps.synthesis.llm`."""
@@ -152,11 +153,13 @@ class ChatAnswerer:
                 "strict": True}}
         return body
 
+    @abstractmethod
     async def _complete(self, payload: dict) -> str:
-        raise NotImplementedError
+        """The reply's text for a non-streaming ``payload``."""
 
+    @abstractmethod
     def _stream(self, payload: dict) -> AsyncIterator[str]:
-        raise NotImplementedError
+        """The reply's text pieces for a streaming ``payload``."""
 
     async def answer(self, question: str, passages: list[Passage], qvec=None) -> Answer:
         text = await self._complete(self.payload(question, passages, False))

@@ -61,6 +61,20 @@ def monkeypatch_module():
         yield mp
 
 
+def _payloads(**kwargs):
+    """The answerer's request builder; the test sends the requests to the engine itself."""
+    from docray.engine.synthesize.openai_chat import ChatAnswerer
+
+    class Payloads(ChatAnswerer):
+        async def _complete(self, payload):
+            raise AssertionError("the test sends the payload itself")
+
+        def _stream(self, payload):
+            raise AssertionError("the test sends the payload itself")
+
+    return Payloads(**kwargs)
+
+
 def _passage(i: int, artifact: str | None):
     from docray.engine.model import Chunk, Unit
     from docray.engine.synthesize import Passage
@@ -83,13 +97,11 @@ def _run(llm, answerer, passages):
 
 
 def test_image_parts_reach_the_vision_tower_capped(engine):
-    from docray.engine.synthesize.openai_chat import ChatAnswerer
-
     llm, v = engine
     crops = _Crops({"red": (255, 0, 0), "blue": (0, 0, 255)})
-    answerer = ChatAnswerer(v.served_name, artifacts=crops, max_images=v.max_images,
-                            budget_tokens=200, max_tokens=8)
-    text_only = ChatAnswerer(v.served_name, artifacts=None, max_images=0, budget_tokens=200)
+    answerer = _payloads(model=v.served_name, artifacts=crops, max_images=v.max_images,
+                         budget_tokens=200, max_tokens=8)
+    text_only = _payloads(model=v.served_name, artifacts=None, max_images=0, budget_tokens=200)
     n_text, _ = _run(llm, text_only, [_passage(0, "red")])
     n_red, red = _run(llm, answerer, [_passage(0, "red")])
     n_blue, blue = _run(llm, answerer, [_passage(0, "blue")])
