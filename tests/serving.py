@@ -2,6 +2,7 @@
 through its conftest)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -23,3 +24,32 @@ def wait_healthy(url: str, proc: subprocess.Popen, log: Path | None = None,
             pass
         time.sleep(0.5)
     raise AssertionError(f"docray serve not healthy in {timeout_s}s: {tail()}")
+
+
+def cluster_report(lines: int = 40) -> str:
+    """What a failed Serve deploy leaves to read: memory (and the cgroup's cap), the largest
+    processes, and the tails of the Serve controller's and the raylet's logs (the memory
+    monitor's kills show there)."""
+    import glob
+
+    import psutil
+
+    vm = psutil.virtual_memory()
+    out = [f"memory: {vm.used >> 20} MiB used, {vm.available >> 20} MiB available of "
+           f"{vm.total >> 20} MiB"]
+    cap = Path("/sys/fs/cgroup/memory.max")
+    if cap.exists():
+        out.append(f"cgroup memory.max: {cap.read_text().strip()}")
+    procs = sorted(psutil.process_iter(["pid", "name", "memory_info"]),
+                   key=lambda p: p.info["memory_info"].rss if p.info["memory_info"] else 0)
+    for p in procs[-8:]:
+        rss = p.info["memory_info"].rss >> 20 if p.info["memory_info"] else 0
+        out.append(f"  pid {p.info['pid']} {p.info['name']}: {rss} MiB")
+    logs = sorted(glob.glob("/tmp/ray/session_latest/logs/serve/controller_*.log"),
+                  key=os.path.getmtime)
+    logs += glob.glob("/tmp/ray/session_latest/logs/raylet.out")
+    for log in logs[-3:]:
+        tail = Path(log).read_text(errors="replace").splitlines()[-lines:]
+        out.append(f"--- {log} (last {len(tail)} lines)")
+        out.extend(tail)
+    return "\n".join(out)

@@ -19,7 +19,7 @@ import pytest
 from docray.engine.samples import QUESTIONS
 
 pytest.importorskip("vllm")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.own_process]
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,13 @@ def vllm_app(sample_data, tiny_llm_dir):
     settings.milvus_port = free_port()
     settings.limits.stage_timeout_s = 15
     runner = ServeRunner(cfg, settings)
-    url = runner.start()
+    try:
+        url = runner.start()
+    except Exception as err:  # say why the deploy failed, not only that it did
+        from serving import cluster_report
+
+        raise AssertionError(f"the Serve app with a vLLM Synthesis did not deploy: "
+                             f"{err!r}\n{cluster_report()}") from err
     yield url
     runner.stop()
 

@@ -17,7 +17,8 @@ from docray.engine.ingest.stores import Stores
 from docray.engine.model import MULTIMODAL, file_doc_id
 
 pytest.importorskip("vllm")
-pytestmark = [pytest.mark.corpus, pytest.mark.slow, pytest.mark.usefixtures("ray_cluster")]
+pytestmark = [pytest.mark.corpus, pytest.mark.slow, pytest.mark.own_process,
+              pytest.mark.usefixtures("ray_cluster")]
 
 DOCS = ["ULTABEAUTY_2023Q4_EARNINGS.pdf", "2001.03131.pdf"]
 

@@ -13,7 +13,7 @@ import io
 import pytest
 
 pytest.importorskip("vllm")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.own_process]
 IMAGE_TOKENS = 16  # (56 / 14) ** 2 patches of the tiny CLIP tower
 
 
