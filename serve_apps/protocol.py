@@ -70,6 +70,8 @@ class JobStatus(BaseModel):
     status: Literal["queued", "running", "done", "failed"]
     documents: list[DocumentStatus] = Field(default_factory=list)
     error: str | None = None
+    graph: dict[str, int] = Field(default_factory=dict, description=(
+        "The workspace's own graph (nodes, edges, docs) once the job has run."))
 
 
 class ErrorBody(BaseModel):

@@ -163,7 +163,7 @@ def ingest(paths: Iterable, cfg: DocrayConfig, workspace: str | None = None,
             _run(ds.iter_rows(), stores, summary, progress)
     finally:
         summary.seconds = time.perf_counter() - t0
-        summary.graph = stores.graph.counts()
+        summary.graph = stores.graph.counts(summary.workspace)
         stores.close()
     return summary
 
@@ -199,6 +199,6 @@ def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = Non
             _run(rows, stores, summary, progress)
     finally:
         summary.seconds = time.perf_counter() - t0
-        summary.graph = stores.graph.counts()
+        summary.graph = stores.graph.counts(summary.workspace)
         stores.close()
     return summary

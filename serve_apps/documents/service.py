@@ -69,7 +69,7 @@ class DocumentsService:
             row = self.catalog.get(workspace, d["doc_id"])
             docs.append(_doc_status(row) if row else d)
         return {"job_id": job_id, "status": job["status"], "documents": docs,
-                "error": job.get("error")}
+                "error": job.get("error"), "graph": job.get("graph") or {}}
 
     # -- submit and run ------------------------------------------------------------------
     async def submit(self, workspace: str, files: list[tuple[str, bytes]]) -> dict[str, Any]:
@@ -100,6 +100,7 @@ class DocumentsService:
                                                   job["workspace"])
                 failed = summary.failed and not summary.ok
                 job["status"] = "failed" if failed else "done"
+                job["graph"] = summary.graph  # this workspace's graph after the job
                 if summary.failures:
                     job["error"] = "; ".join(f"{f['file']}: {f['error']}"
                                              for f in summary.failures)

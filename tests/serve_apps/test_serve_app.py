@@ -79,6 +79,7 @@ def test_upload_status_query_delete_in_own_workspace(app_url, tmp_path):
         time.sleep(1)
         job = httpx.get(f"{app_url}/v1/jobs/{job['job_id']}", headers=B).json()
     assert job["status"] == "done", job
+    assert job["graph"]["docs"] == 1  # B's own graph: A's sample documents are not counted
     assert httpx.get(f"{app_url}/v1/jobs/{job['job_id']}", headers=A).status_code == 404
     doc_id = job["documents"][0]["doc_id"]
     assert httpx.get(f"{app_url}/v1/documents/{doc_id}", headers=B).json()["status"] == "done"

@@ -76,6 +76,19 @@ def test_workspaces_are_isolated(cfg, small_pdfs):
         s.close()
 
 
+def test_summary_counts_only_its_workspace_graph(cfg, small_pdfs):
+    """The summary's graph is the workspace's own, not the whole store's (two docs in
+    another workspace of the same data dir must not show up)."""
+    b = ingest(small_pdfs[1:], cfg, "other")
+    a = ingest(small_pdfs[:1], cfg, "mine")
+    assert a.graph["docs"] == 1 and b.graph["docs"] == len(small_pdfs) - 1
+    s = Stores.open(cfg)
+    try:
+        assert a.graph == s.graph.counts("mine") != s.graph.counts()
+    finally:
+        s.close()
+
+
 def test_delete_removes_document_from_every_store(cfg, small_pdfs):
     ingest(small_pdfs, cfg, "ws")
     gone, kept = file_doc_id(small_pdfs[0]), file_doc_id(small_pdfs[1])
