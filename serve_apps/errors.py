@@ -47,6 +47,13 @@ class Overloaded(ServeError):
     retryable = True
 
 
+class RateLimited(ServeError):
+    """The key sent more than its rate: retry after ``retry_after`` seconds."""
+
+    status = 429
+    retryable = True
+
+
 class StageTimeout(ServeError):
     status = 504
     retryable = True

@@ -99,6 +99,11 @@ class Limits(_Strict):
     max_inflight: int = Field(16, ge=1, description="Admitted queries per ingress replica; "
                               "more are rejected at once with 503.")
     retry_after_s: int = Field(1, ge=0, description="Retry-After sent with 503.")
+    rate_per_key: float = Field(0.0, ge=0, description="Requests/s each API key may send "
+                                "per ingress replica (token bucket); beyond it 429 with "
+                                "Retry-After. 0: no limit.")
+    rate_burst: int = Field(20, ge=1, description="Requests a key may send at once before "
+                            "rate_per_key applies.")
     stage_timeout_s: float = Field(20.0, gt=0, description="Per stage-call timeout (504).")
     request_timeout_s: float = Field(60.0, gt=0, description="Whole-request timeout (504).")
     max_upload_mb: float = Field(50.0, gt=0, description="Per uploaded file.")

@@ -26,7 +26,8 @@ from docray.serve_apps.protocol import (ChatRequest, DeleteResponse, DocumentSta
                                         JobStatus, QueryRequest, QueryResponse)
 
 log = logging.getLogger(__name__)
-ERRORS = {c: {"model": ErrorBody} for c in (400, 401, 404, 413, 415, 422, 502, 503, 504)}
+ERRORS = {c: {"model": ErrorBody} for c in (400, 401, 404, 413, 415, 422, 429, 502, 503,
+                                                 504)}
 
 
 def error_response(err: BaseException) -> JSONResponse:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from docray.engine.config import DocrayConfig
-from docray.serve_apps.ingress.auth import Admission, KeyRing
+from docray.serve_apps.ingress.auth import Admission, KeyRing, RateLimiter
 from docray.serve_apps.ingress.service import QueryService
 from docray.serve_apps.metrics import Metrics
 from docray.serve_apps.settings import Limits
@@ -29,7 +29,8 @@ class IngressContext:
         metrics = Metrics(replicas)
         return cls(query=QueryService(cfg, stages, limits, metrics, encoder),
                    documents=stages.documents,
-                   keys=KeyRing(cfg.serve.api_keys, cfg.paths.workspace),
+                   keys=KeyRing(cfg.serve.api_keys, cfg.paths.workspace,
+                                RateLimiter(limits.rate_per_key, limits.rate_burst)),
                    admission=Admission(limits.max_inflight, limits.retry_after_s, metrics),
                    limits=limits, metrics=metrics,
                    artifacts_root=Path(cfg.paths.data_dir) / "artifacts")

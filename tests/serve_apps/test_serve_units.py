@@ -9,8 +9,9 @@ from fastapi.testclient import TestClient
 from docray.engine.errors import BadInput, ConfigError
 from docray.engine.samples import QUESTIONS
 from docray.serve_apps.documents.service import safe_name
-from docray.serve_apps.errors import Overloaded, StageFailed, StageTimeout, Unauthorized
-from docray.serve_apps.ingress.auth import Admission, KeyRing
+from docray.serve_apps.errors import (Overloaded, RateLimited, StageFailed, StageTimeout,
+                                      Unauthorized)
+from docray.serve_apps.ingress.auth import Admission, KeyRing, RateLimiter
 from docray.serve_apps.ingress.openai_compat import question_of
 from docray.serve_apps.protocol import ChatRequest
 from docray.serve_apps.settings import Limits, ServeSettings, load_serve_settings
@@ -37,6 +38,23 @@ def test_admission_rejects_at_limit_and_never_leaks():
             assert err.value.retry_after == 2
             raise RuntimeError("stage blew up")
     assert adm.inflight == 0
+
+
+def test_rate_limiter_is_a_token_bucket_per_key():
+    now = [0.0]
+    lim = RateLimiter(rate=2.0, burst=3, clock=lambda: now[0])
+    for _ in range(3):
+        lim.check("ka")
+    with pytest.raises(RateLimited) as err:
+        lim.check("ka")
+    assert err.value.status == 429 and err.value.retry_after == 1
+    lim.check("kb")  # another key has its own bucket
+    now[0] = 0.5      # one token back at 2/s
+    lim.check("ka")
+    with pytest.raises(RateLimited):
+        lim.check("ka")
+    RateLimiter(rate=0, burst=1).check("ka")  # off
+    RateLimiter(rate=0, burst=1).check("ka")
 
 
 def test_safe_name_strips_paths():
@@ -325,6 +343,24 @@ def test_http_layer_auth_validation_and_errors(client, local):
     assert client.get("/v1/documents", headers={"X-API-Key": "kb"}).json() == []
     assert client.get(f"/v1/documents/{docs[0]['doc_id']}",
                       headers={"X-API-Key": "kb"}).status_code == 404
+
+
+def test_http_rate_limit_answers_429_with_retry_after_per_key(local):
+    from dataclasses import replace
+
+    from docray.serve_apps.ingress.app import create_app
+
+    keys = KeyRing({"ka": "default", "kb": "other"}, "default", RateLimiter(0.2, 2))
+    limited = TestClient(create_app(replace(local[2], keys=keys)),
+                         raise_server_exceptions=False)
+    codes = [limited.get("/v1/documents", headers={"X-API-Key": "ka"}).status_code
+             for _ in range(3)]
+    assert codes == [200, 200, 429]
+    r = limited.get("/v1/documents", headers={"X-API-Key": "ka"})
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+    assert r.json()["retryable"] and "rate limit" in r.json()["error"]
+    assert limited.get("/v1/documents", headers={"X-API-Key": "kb"}).status_code == 200
+    assert limited.get("/v1/documents").status_code == 401  # no key: 401, not a token spent
 
 
 def test_http_artifacts_are_path_safe_and_workspace_bound(client, local):
