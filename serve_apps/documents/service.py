@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import re
+import unicodedata
 import uuid
 from pathlib import Path
 from typing import Any, Callable
@@ -18,13 +19,25 @@ from typing import Any, Callable
 from docray.engine.config import DocrayConfig
 
 log = logging.getLogger(__name__)
-_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SAFE = re.compile(r"[^\w.-]+")  # letters and digits of any script stay; the rest is "_"
+MAX_NAME = 120
 
 
-def safe_name(name: str) -> str:
-    """A file name with no path parts or odd characters (never empty, never dot-led)."""
-    base = _SAFE.sub("_", Path(name.replace("\\", "/")).name).lstrip(".")
-    return base[:120] or "upload"
+def safe_name(name: str, taken: set[str] | frozenset = frozenset()) -> str:
+    """A file name with no path parts, control or format characters (NUL, RTL overrides),
+    never empty, never dot-led, at most ``MAX_NAME`` characters with its suffix kept (the
+    suffix picks the parser), and not one of ``taken`` (two files of one upload that clean
+    to one name both survive)."""
+    base = unicodedata.normalize("NFC", Path(name.replace("\\", "/")).name)
+    base = _SAFE.sub("_", base).lstrip(".") or "upload"
+    stem, suffix = (base, "") if "." not in base else base.rsplit(".", 1)
+    suffix = f".{suffix[:16]}" if suffix else ""
+    stem = stem[:MAX_NAME - len(suffix)] or "upload"
+    out, n = stem + suffix, 1
+    while out in taken:
+        n += 1
+        out = f"{stem[:MAX_NAME - len(suffix) - len(str(n)) - 1]}-{n}{suffix}"
+    return out
 
 
 def _ray_ingest(paths, cfg, workspace):
@@ -76,9 +89,10 @@ class DocumentsService:
         job_id = uuid.uuid4().hex
         folder = self.uploads / job_id
         folder.mkdir(parents=True)
-        docs, paths = [], []
+        docs, paths, taken = [], [], set()
         for name, data in files:
-            path = folder / safe_name(name)
+            path = folder / safe_name(name, taken)
+            taken.add(path.name)
             path.write_bytes(data)
             paths.append(path)
             docs.append({"doc_id": self._doc_id(path), "filename": path.name,

@@ -1,0 +1,85 @@
+"""The upload path's service without Ray: hostile file names and concurrent duplicate
+uploads, over the real in-process ingest (MiniLM, milvus-lite, the graph and catalog)."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from docray.engine.config import config_from_dict
+from docray.engine.ingest.pipeline import ingest_local
+from docray.engine.ingest.stores import Stores
+from docray.serve_apps.documents.service import MAX_NAME, DocumentsService, safe_name
+
+NOTE = b"The Quillon gearbox is machined in Turku by the Aster team since 2011.\n"
+
+
+@pytest.fixture()
+def service(tmp_path):
+    cfg = config_from_dict({"paths": {"data_dir": str(tmp_path / "data")}})
+    return DocumentsService(cfg, ingest_fn=ingest_local)
+
+
+def _run(coro):
+    return asyncio.run(coro)
+
+
+@pytest.mark.parametrize("name, want", [
+    ("../../etc/passwd.txt", "passwd.txt"),
+    ("C:\\Users\\x\\report.md", "report.md"),
+    ("résumé 报告.txt", "résumé_报告.txt"),
+    ("a\x00b.txt", "a_b.txt"),
+    ("\u202etxt.exe.txt", "_txt.exe.txt"),
+    ("x" * 1000 + ".pdf", "x" * (MAX_NAME - 4) + ".pdf"),
+    ("....", "upload"),
+])
+def test_safe_name_keeps_the_suffix_and_nothing_dangerous(name, want):
+    got = safe_name(name)
+    assert got == want and len(got) <= MAX_NAME and "/" not in got and "\x00" not in got
+
+
+def test_two_files_that_clean_to_one_name_both_survive():
+    taken = {"x.pdf"}
+    assert safe_name("a/x.pdf", taken) == "x-2.pdf"
+    assert safe_name("b/x.pdf", taken | {"x-2.pdf"}) == "x-3.pdf"
+
+
+def test_hostile_names_are_stored_inside_the_job_and_listed_clean(service):
+    names = ["../../escape.txt", "a\x00b.txt", "y" * 1000 + ".txt", "日本語 メモ.txt"]
+    files = [(n, NOTE + n.encode("utf-8", "replace")[:40]) for n in names]
+
+    async def go():
+        job = await service.submit("ws", files)
+        await service.wait_idle()
+        return await service.job("ws", job["job_id"])
+
+    job = _run(go())
+    assert job["status"] == "done", job
+    stored = {d["filename"] for d in job["documents"]}
+    assert stored == {"escape.txt", "a_b.txt", "y" * (MAX_NAME - 4) + ".txt", "日本語_メモ.txt"}
+    for path in service.uploads.rglob("*"):
+        assert service.uploads in path.resolve().parents
+    listed = {r["filename"]: r["status"] for r in service.catalog.list("ws")}
+    assert listed == {n: "done" for n in stored}
+
+
+def test_same_bytes_uploaded_ten_times_at_once_become_one_document(service):
+    async def go():
+        jobs = await asyncio.gather(*(service.submit("ws", [(f"copy{i}.txt", NOTE)])
+                                      for i in range(10)))
+        await service.wait_idle()
+        return [await service.job("ws", j["job_id"]) for j in jobs]
+
+    jobs = _run(go())
+    assert all(j["status"] == "done" for j in jobs), jobs
+    assert len({d["doc_id"] for j in jobs for d in j["documents"]}) == 1
+    rows = service.catalog.list("ws")
+    assert len(rows) == 1 and rows[0]["status"] == "done"
+    stores = Stores.open(service.cfg)
+    try:
+        doc_id = rows[0]["doc_id"]
+        assert stores.dense.count("chunks", workspace="ws", doc_id=doc_id) == \
+            stores.content.count("ws", doc_id)["chunks"] > 0
+        assert stores.graph.counts("ws")["docs"] == 1
+    finally:
+        stores.close()
