@@ -19,10 +19,15 @@ def parse_image(path: Path, doc_id: str, config: ParseConfig, artifacts) -> Docu
     from .page import PageContext, ocr_page
     from .parser import NativeParser
 
+    from .pdf import MAX_RENDER_PIXELS
+
     try:
         with Image.open(path) as im:
+            if im.width * im.height > MAX_RENDER_PIXELS:  # checked before decoding a pixel
+                raise BadInput(str(path), f"image of {im.width}x{im.height} pixels is over "
+                                          f"the cap of {MAX_RENDER_PIXELS:,} pixels")
             image = im.convert("RGB")
-    except (UnidentifiedImageError, OSError) as err:
+    except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as err:
         raise BadInput(str(path), f"not a readable image: {err}") from None
     width, height = image.width * 72.0 / config.dpi, image.height * 72.0 / config.dpi
     ctx = PageContext(config, path, doc_id, artifacts)
@@ -42,6 +47,9 @@ def parse_text(path: Path, doc_id: str) -> Document:
         raw = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise BadInput(str(path), f"not UTF-8 text: {err}") from None
+    if "\x00" in raw:
+        raise BadInput(str(path), f"binary data (NUL bytes at offset {raw.index(chr(0))}), "
+                                  "not text")
     paras = [p.strip() for p in re.split(r"\n\s*\n", raw) if p.strip()]
     n = max(1, len(paras))
     units, stack = [], []

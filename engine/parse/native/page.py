@@ -94,7 +94,7 @@ def _figure_regions(ctx: PageContext, page, objs, blocks, spans, captions) -> li
     if orphans and ctx.config.layout:
         with ctx.timed("layout"):
             img = render(page, _LAYOUT_DPI)
-            scale = 72.0 / _LAYOUT_DPI
+            scale = w / img.width  # points per pixel (the render may be capped below dpi)
             boxes = [tuple(v * scale for v in r.box) for r in layout.detect(img) if r.label == "figure"]
         for k in figures.attach(boxes, orphans, h, ("above",)):
             if not any(inside(boxes[k], r) for r in regions):

@@ -89,14 +89,38 @@ def open_pdf(path: Path, config: ParseConfig) -> pdfium.PdfDocument:
     return doc
 
 
-def render(page: pdfium.PdfPage, dpi: int, crop: Box | None = None):
-    """Render a page (or a top-left-origin crop of it, in points) to an RGB PIL image."""
+MAX_RENDER_PIXELS = 36_000_000  # a 200-inch page box at 144 dpi would be 830 MP (2.5 GB)
+
+
+def render_scale(width_pt: float, height_pt: float, dpi: int) -> float:
+    """Pixels per point: ``dpi / 72`` unless the image would pass ``MAX_RENDER_PIXELS``,
+    then as large as fits (callers map pixels back with ``points / image.width``).
+
+    >>> render_scale(612, 792, 144)
+    2.0
+    >>> round(render_scale(14400, 14400, 144) * 14400)
+    6000
+    """
     scale = dpi / 72.0
-    if crop is None:
-        return page.render(scale=scale).to_pil().convert("RGB")
+    area = max(width_pt, 1.0) * max(height_pt, 1.0) * scale * scale
+    if area > MAX_RENDER_PIXELS:
+        scale *= (MAX_RENDER_PIXELS / area) ** 0.5
+    return scale
+
+
+def render(page: pdfium.PdfPage, dpi: int, crop: Box | None = None):
+    """Render a page (or a top-left-origin crop of it, in points) to an RGB PIL image, at
+    ``dpi`` unless that passes ``MAX_RENDER_PIXELS`` (then smaller)."""
     w, h = page.get_size()
+    if crop is None:
+        scale = render_scale(w, h, dpi)
+        if scale < dpi / 72.0:
+            log.warning("page of %.0fx%.0f pt rendered at %.0f dpi, not %d (pixel cap)",
+                        w, h, scale * 72, dpi)
+        return page.render(scale=scale).to_pil().convert("RGB")
     x0, x1 = sorted((min(max(crop[0], 0.0), w), min(max(crop[2], 0.0), w)))
     y0, y1 = sorted((min(max(crop[1], 0.0), h), min(max(crop[3], 0.0), h)))
+    scale = render_scale(x1 - x0, y1 - y0, dpi)
     if x1 - x0 < 1.0 or y1 - y0 < 1.0:  # a box outside the page (rotated pages, bad boxes)
         from PIL import Image
 
