@@ -173,6 +173,12 @@ class ContentStore:
                                    (workspace, doc_id)).fetchone()
         return texts, last
 
+    def page_units(self, workspace: str, doc_id: str, page: int) -> list[Unit]:
+        """The units of one page, in reading order (the page view draws their boxes)."""
+        rows = self._db.execute("SELECT body FROM units WHERE workspace=? AND doc_id=? "
+                                "AND page=?", (workspace, doc_id, page))
+        return sorted((Unit.model_validate_json(b) for (b,) in rows), key=lambda u: u.order)
+
     def doc_units(self, workspace: str, doc_id: str, modality: str) -> list[Unit]:
         """The units of one modality of a document (e.g. its printed page numbers)."""
         rows = self._db.execute("SELECT body FROM units WHERE workspace=? AND doc_id=? "

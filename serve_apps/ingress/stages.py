@@ -20,6 +20,9 @@ class LocalStages:
     async def graph(self, plan, ws, doc_ids, k):
         return await self._g.search(plan, ws, doc_ids, k)
 
+    async def neighbourhood(self, unit_ids, ws, hops, max_nodes):
+        return await self._g.neighbourhood(unit_ids, ws, hops, max_nodes)
+
     async def dense(self, plan, qvec, ws, doc_ids, k):
         return await self._d.search(plan, qvec, ws, doc_ids, k)
 
@@ -56,6 +59,10 @@ class HandleStages:
 
     async def graph(self, plan, ws, doc_ids, k):
         return await _await(self._g.search.remote(plan, ws, doc_ids, k), "graph", self._retry)
+
+    async def neighbourhood(self, unit_ids, ws, hops, max_nodes):
+        return await _await(self._g.neighbourhood.remote(unit_ids, ws, hops, max_nodes),
+                            "graph", self._retry)
 
     async def dense(self, plan, qvec, ws, doc_ids, k):
         return await _await(self._d.search.remote(plan, qvec, ws, doc_ids, k), "dense",

@@ -18,6 +18,9 @@ class GraphWalk:
     async def search(self, plan, workspace, doc_ids, k):
         return await self.service.search(plan, workspace, doc_ids, k)
 
+    async def neighbourhood(self, unit_ids, workspace, hops, max_nodes):
+        return await self.service.neighbourhood(unit_ids, workspace, hops, max_nodes)
+
 
 @serve.deployment(name="DenseSearch")
 class DenseSearch:

@@ -81,6 +81,21 @@ class GraphWalkService:
                      k: int) -> list[tuple[str, float]]:
         return await asyncio.to_thread(self._search, plan, workspace, doc_ids, k)
 
+    def _neighbourhood(self, unit_ids: list[str], workspace: str, hops: int, max_nodes: int):
+        from docray.engine.graph.neighbourhood import neighbourhood
+
+        self._maybe_reload()
+        nodes, edges = neighbourhood(self.walker.graph, unit_ids, workspace, hops, max_nodes)
+        return {"nodes": [{**n.to_dict(), "seed": seed} for n, seed in nodes],
+                "edges": [{"src": a, "dst": b, "type": t, "weight": w} for a, b, t, w in edges]}
+
+    async def neighbourhood(self, unit_ids: list[str], workspace: str, hops: int = 1,
+                            max_nodes: int = 40) -> dict[str, list[dict]]:
+        """The graph around ``unit_ids`` (see :mod:`docray.engine.graph.neighbourhood`),
+        as plain dicts: ``{"nodes": [...], "edges": [...]}``."""
+        return await asyncio.to_thread(self._neighbourhood, unit_ids, workspace, hops,
+                                       max_nodes)
+
 
 class DenseSearchService:
     """Dense + BM25 sparse search in Milvus (a server URI when several processes share it)."""
