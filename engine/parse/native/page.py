@@ -53,9 +53,17 @@ class PageContext:
         return self._plumber.pages[index]
 
     def close(self) -> None:
-        if self._plumber is not None:
-            self._plumber.close()
-            self._plumber = None
+        """Close pdfplumber's file. Its own close() loads every page first, and a malformed
+        page it never needed (a MediaBox of non-numbers, a broken resource dict) raised
+        there, failing a document that had parsed (found by benchmarks/fuzz_parse.py)."""
+        if self._plumber is None:
+            return
+        plumber, self._plumber = self._plumber, None
+        try:
+            plumber.close()
+        except Exception as err:  # noqa: BLE001 - the parse is done; only the file remains
+            log.debug("%s: pdfplumber close: %s", self.path.name, err)
+            plumber.stream.close()
 
     def store(self, name: str, image) -> str | None:
         if self.artifacts is None:

@@ -70,3 +70,25 @@ def test_mutated_corpus_pdf_never_crashes_hangs_or_blows_memory(tmp_path_factory
     path.write_bytes(bytes(data))
     kind, detail, _ = guard.parse(path)
     assert kind in OK, (kind, detail, cut, flips)
+
+
+def test_a_malformed_page_pdfplumber_never_needed_does_not_fail_the_document(table_pdf,
+                                                                               tmp_path):
+    """pdfplumber opens for page 1's ruled table; page 2's MediaBox is not numbers. The
+    document parses (pdfplumber's close() used to load page 2 and raise)."""
+    import pypdfium2 as pdfium
+
+    from docray.engine.config import ParseConfig
+    from docray.engine.parse.native import NativeParser
+
+    pdf = pdfium.PdfDocument(str(table_pdf[0]))
+    pdf.new_page(612, 792)
+    path = tmp_path / "two.pdf"
+    pdf.save(str(path))
+    pdf.close()
+    data = path.read_bytes()
+    last = data.rindex(b"/MediaBox")
+    end = data.index(b"]", last)
+    path.write_bytes(data[:last] + b"/MediaBox[0 0 612 /X" + data[end:])
+    doc = NativeParser(ParseConfig(ocr="never", layout=False)).parse(path)
+    assert doc.n_pages == 2 and any(u.modality == "table" for u in doc.units)
