@@ -21,4 +21,7 @@ def _packages() -> list[str]:
     return found
 
 
-setup(packages=_packages(), package_data={"docray.engine": ["describe/prompts/*.txt"]})
+# the web page the ingress serves at / (serve_apps/ingress/web: plain HTML, JS, CSS)
+setup(packages=_packages(), package_data={
+    "docray.engine": ["describe/prompts/*.txt"],
+    "docray.serve_apps": ["ingress/web/*.html", "ingress/web/*.js", "ingress/web/*.css"]})

@@ -1,7 +1,8 @@
 """The public HTTP contract: pydantic request/response models.
 
 ``QueryResponse`` is the same JSON that ``docray query --json`` prints:
-``{answer, abstained, reason, evidence: [{doc, page, bbox, modality, score, text}], timings}``.
+``{answer, abstained, reason, evidence: [{doc, page, bbox, modality, score, text, unit_id}],
+timings}``.
 """
 from __future__ import annotations
 
@@ -33,6 +34,8 @@ class EvidenceOut(BaseModel):
     score: float
     text: str
     artifact_id: str | None = None
+    unit_id: str | None = Field(None, description=(
+        "The unit the box belongs to: GET /v1/graph?unit=<id> shows its neighbourhood."))
 
 
 class QueryResponse(BaseModel):
@@ -83,3 +86,51 @@ class ErrorBody(BaseModel):
 class DeleteResponse(BaseModel):
     doc_id: str
     deleted: bool
+
+
+class PageUnit(BaseModel):
+    unit_id: str
+    modality: str
+    bbox: tuple[float, float, float, float] = Field(description=(
+        "(x0, y0, x1, y1), page-relative 0..1, origin top-left: multiply by the render's "
+        "width and height for pixels."))
+    text: str = ""
+
+
+class PageView(BaseModel):
+    """One page for a person to look at: its render and the boxes of its units."""
+
+    doc_id: str
+    filename: str
+    page: int
+    n_pages: int
+    artifact_id: str | None = Field(None, description="The render; None when none is stored.")
+    image_url: str | None = Field(None, description="GET with the same key (PNG).")
+    width: int = Field(0, description="Render width in pixels.")
+    height: int = Field(0, description="Render height in pixels.")
+    dpi: int = Field(description="Render resolution (parse.dpi): points = pixels * 72 / dpi.")
+    page_width_pt: float = 0.0
+    page_height_pt: float = 0.0
+    units: list[PageUnit] = Field(default_factory=list)
+
+
+class GraphNodeOut(BaseModel):
+    id: str
+    kind: str
+    name: str
+    doc_id: str | None = None
+    unit_id: str | None = None
+    page: int | None = None
+    seed: bool = Field(False, description="A node of the asked units (not reached by a hop).")
+
+
+class GraphEdgeOut(BaseModel):
+    src: str
+    dst: str
+    type: str
+    weight: float = 1.0
+
+
+class GraphView(BaseModel):
+    nodes: list[GraphNodeOut] = Field(default_factory=list)
+    edges: list[GraphEdgeOut] = Field(default_factory=list)

@@ -47,7 +47,7 @@ class Session:
 def to_json(result) -> dict[str, Any]:
     a = result.answer
     return {"answer": a.answer, "abstained": a.abstained, "reason": a.reason,
-            "evidence": [e.model_dump(exclude={"unit_id", "chunk_id"}) for e in a.evidence],
+            "evidence": [e.model_dump(exclude={"chunk_id"}) for e in a.evidence],
             "timings": result.timings}
 
 

@@ -15,12 +15,13 @@ from fastapi import Depends, FastAPI, File, Header, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 
-from docray.engine.errors import BadInput
+from docray.engine.errors import BadInput, NotFound
 from docray.engine.ingest.plan import SUPPORTED
 from docray.serve_apps.errors import (Missing, ServeError, StageTimeout, TooLargeUpload,
                                       UnsupportedType, classify)
 from docray.serve_apps.ingress import openai_compat
 from docray.serve_apps.ingress.auth import Admission, KeyRing
+from docray.serve_apps.ingress.web import web_routes
 from docray.serve_apps.metrics import CONTENT_TYPE
 from docray.serve_apps.protocol import (ChatRequest, DeleteResponse, DocumentStatus, ErrorBody,
                                         JobStatus, QueryRequest, QueryResponse)
@@ -147,6 +148,7 @@ def create_app(ctx) -> FastAPI:
         return StreamingResponse(_guarded(chunks, lambda s: s), media_type="text/event-stream")
 
     _document_routes(app, ctx, workspace)
+    web_routes(app, ctx, workspace)
     return app
 
 
@@ -212,6 +214,10 @@ def _document_routes(app: FastAPI, ctx, workspace) -> None:
         if artifact_id.split("/", 1)[0] != ws:  # another workspace: indistinguishable from absent
             raise Missing(f"artifact {artifact_id!r} does not exist", field="artifact_id")
         store = ArtifactStore(ctx.artifacts_root, workspace=ws)
-        path = await asyncio.to_thread(store.resolve, artifact_id)
+        try:
+            path = await asyncio.to_thread(store.resolve, artifact_id)
+        except NotFound:  # the same answer as another workspace's artifact gets
+            raise Missing(f"artifact {artifact_id!r} does not exist",
+                          field="artifact_id") from None
         media = "image/png" if path.suffix == ".png" else "application/octet-stream"
         return FileResponse(path, media_type=media)

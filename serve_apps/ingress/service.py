@@ -18,8 +18,9 @@ from docray.engine.config import DocrayConfig
 from docray.engine.errors import BadInput
 from docray.engine.retrieve.engine import Fuser, ordered_pages, signals_for
 from docray.engine.retrieve.query import analyze
+from docray.engine.synthesize.abstain import NOT_ANSWERABLE
 from docray.engine.synthesize.citations import to_evidence
-from docray.serve_apps.errors import ServeError, StageFailed, StageTimeout
+from docray.serve_apps.errors import Missing, ServeError, StageFailed, StageTimeout
 from docray.serve_apps.metrics import Metrics
 from docray.serve_apps.settings import Limits
 
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 def evidence_json(evidence) -> list[dict[str, Any]]:
-    return [e.model_dump(exclude={"unit_id", "chunk_id"}) for e in evidence]
+    return [e.model_dump(exclude={"chunk_id"}) for e in evidence]
 
 
 def answer_json(answer, timings: dict[str, float]) -> dict[str, Any]:
@@ -150,7 +151,9 @@ class QueryService:
 
     async def stream(self, question: str, ws: str, doc: str | None = None,
                      mode: str = "hybrid", top_k: int = 5) -> AsyncIterator[dict[str, Any]]:
-        """Yields ``{"token": str}`` events, then one ``{"evidence": [...], "timings"}``."""
+        """Yields ``{"token": str}`` events, then one ``{"evidence": [...], "timings",
+        "abstained", "reason"}`` (an answer that starts "Not answerable" is an abstention;
+        its reason is what follows, or the scope check's)."""
         t0 = time.perf_counter()
         passages, _, t, doc_ids = await self.retrieve(question, ws, doc, mode, top_k)
         s = time.perf_counter()
@@ -158,13 +161,30 @@ class QueryService:
         tokens = (_once(refusal.answer) if refusal else
                   self.stages.stream(question, passages,
                                      self.encode(question)[0])).__aiter__()
+        text: list[str] = []
         while True:
             try:
                 token = await self._stage("synthesis", tokens.__anext__(), {})
             except StopAsyncIteration:
                 break
+            text.append(token)
             yield {"token": token}
         t["synthesis"] = time.perf_counter() - s
         t["total"] = time.perf_counter() - t0
+        said = "".join(text).strip()
+        abstained = said.lower().startswith(NOT_ANSWERABLE.lower())
+        reason = refusal.reason if refusal else said[len(NOT_ANSWERABLE):].strip(" .:-")
         yield {"evidence": evidence_json(to_evidence(passages)),
-               "timings": {k: round(v, 4) for k, v in t.items()}}
+               "timings": {k: round(v, 4) for k, v in t.items()},
+               "abstained": abstained, "reason": reason if abstained else ""}
+
+    async def neighbourhood(self, unit_ids: list[str], ws: str, hops: int = 1,
+                            max_nodes: int = 40) -> dict[str, list[dict]]:
+        """The graph around units of this workspace; a unit it does not hold (another
+        workspace's included) is a 404, exactly as an absent one."""
+        known = await asyncio.to_thread(self.fuser.content.units, ws, unit_ids)
+        for uid in unit_ids:
+            if uid not in known:
+                raise Missing(f"no unit {uid!r}", field="unit")
+        return await self._stage("graph", self.stages.neighbourhood(
+            list(unit_ids), ws, hops, max_nodes), {})
