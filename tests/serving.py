@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import httpx
+
+DOCRAY = str(Path(sys.executable).with_name("docray"))  # the console script a user types
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, log: Path | None = None,
@@ -24,6 +27,48 @@ def wait_healthy(url: str, proc: subprocess.Popen, log: Path | None = None,
             pass
         time.sleep(0.5)
     raise AssertionError(f"docray serve not healthy in {timeout_s}s: {tail()}")
+
+
+def serve_configs(tmp: Path, data: Path, api_keys: dict[str, str] | None = None,
+                  **limits) -> tuple[Path, Path, dict]:
+    """``docray.yaml`` over ``data`` and a ``serve.yaml`` from configs/serve/test.yaml on a
+    free Milvus port with ``limits`` changed: (config, serve config, serve settings)."""
+    import yaml
+
+    from docray.serve_apps.milvus_server import free_port
+
+    cfg = tmp / "docray.yaml"
+    cfg.write_text(yaml.safe_dump({"paths": {"data_dir": str(data)},
+                                   **({"serve": {"api_keys": api_keys}} if api_keys else {})}))
+    settings = yaml.safe_load(Path("configs/serve/test.yaml").read_text())
+    settings.update(milvus_port=free_port(), ray_num_cpus=4)
+    settings["limits"].update(limits)
+    serve_cfg = tmp / "serve.yaml"
+    serve_cfg.write_text(yaml.safe_dump(settings))
+    return cfg, serve_cfg, settings
+
+
+class Server:
+    """``docray serve`` in a child process of its own session, its output in ``log``."""
+
+    def __init__(self, cfg: Path, serve_cfg: Path, port: int, log: Path):
+        self.url, self.log = f"http://127.0.0.1:{port}", log
+        with open(log, "ab") as fh:
+            self.proc = subprocess.Popen(
+                [DOCRAY, "serve", "--config", str(cfg), "--serve-config", str(serve_cfg),
+                 "--host", "127.0.0.1", "--port", str(port)],
+                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self) -> None:
+        wait_healthy(self.url, self.proc, self.log)
+
+    def kill(self) -> None:
+        import psutil
+
+        if self.proc.poll() is None:
+            for child in psutil.Process(self.proc.pid).children(recursive=True):
+                child.kill()
+            self.proc.kill()
 
 
 def cluster_report(lines: int = 40) -> str:

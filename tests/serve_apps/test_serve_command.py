@@ -5,56 +5,27 @@ from __future__ import annotations
 
 import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import psutil
 import pytest
-import yaml
 
 from docray.engine.samples import QUESTIONS
 from docray.serve_apps.milvus_server import free_port, port_open
-from serving import wait_healthy
+from serving import Server, serve_configs
 
 pytestmark = pytest.mark.slow
-DOCRAY = str(Path(sys.executable).with_name("docray"))  # the console script a user types
 NOTE = b"The Zephyr valve line is assembled in Porto by the Halcyon team since 2019.\n"
-
-
-class Server:
-    def __init__(self, cfg: Path, serve_cfg: Path, port: int, log: Path):
-        self.url, self.log = f"http://127.0.0.1:{port}", log
-        with open(log, "ab") as fh:
-            self.proc = subprocess.Popen(
-                [DOCRAY, "serve", "--config", str(cfg), "--serve-config", str(serve_cfg),
-                 "--host", "127.0.0.1", "--port", str(port)],
-                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def wait_ready(self) -> None:
-        wait_healthy(self.url, self.proc, self.log)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            for child in psutil.Process(self.proc.pid).children(recursive=True):
-                child.kill()
-            self.proc.kill()
 
 
 @pytest.fixture()
 def setup(sample_data, tmp_path):
     data = tmp_path / "data"
     shutil.copytree(sample_data, data)
-    cfg = tmp_path / "docray.yaml"
-    cfg.write_text(yaml.safe_dump({"paths": {"data_dir": str(data)}}))
-    settings = yaml.safe_load(Path("configs/serve/test.yaml").read_text())
-    settings.update(milvus_port=free_port(), ray_num_cpus=4)
-    settings["limits"].update(max_inflight=16, drain_timeout_s=120, max_upload_mb=1)
-    serve_cfg = tmp_path / "serve.yaml"
-    serve_cfg.write_text(yaml.safe_dump(settings))
+    cfg, serve_cfg, settings = serve_configs(tmp_path, data, max_inflight=16,
+                                             drain_timeout_s=120, max_upload_mb=1)
     servers: list[Server] = []
 
     def start() -> Server:
