@@ -42,6 +42,27 @@ def _seed(cfg) -> None:
     graph.save()
 
 
+class _ZeroEncoder:
+    """A TextEncoder that maps every text to zeros: enough for graph-only retrieval."""
+
+    dim = 384
+
+    def encode_with_tokens(self, texts):
+        import numpy as np
+
+        return np.zeros((len(texts), self.dim)), [np.zeros((2, self.dim)) for _ in texts]
+
+
+class _Says:
+    """A synthesis stage whose answerer streams ``text`` word by word."""
+
+    text = "Not answerable: the passages never name Boeing."
+
+    async def stream(self, question, passages, qvec=None):
+        for word in self.text.split(" "):
+            yield word + " "
+
+
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     from docray.engine.config import config_from_dict
@@ -55,8 +76,8 @@ def client(tmp_path_factory):
     cfg = config_from_dict({"paths": {"data_dir": str(data)},
                             "serve": {"api_keys": {"ka": "alpha", "kb": "beta"}}})
     _seed(cfg)
-    stages = LocalStages(GraphWalkService(cfg), None, None, None, None)
-    ctx = IngressContext.build(cfg, Limits(), stages, encoder=object())  # never encodes here
+    stages = LocalStages(GraphWalkService(cfg), None, None, None, _Says())
+    ctx = IngressContext.build(cfg, Limits(), stages, encoder=_ZeroEncoder())
     return TestClient(create_app(ctx), raise_server_exceptions=False)
 
 
@@ -120,3 +141,28 @@ def test_another_workspace_cannot_tell_its_data_from_absent_data(client, path):
     assert theirs.status_code == absent.status_code == 404
     assert swap(theirs.text) == absent.text  # the same words, field and flags
     assert client.get(path, headers={"Authorization": "Bearer nope"}).status_code == 401
+
+
+def _last_event(client, **req) -> dict:
+    import json
+
+    r = client.post("/v1/query/stream", json={"mode": "graph-only", **req}, headers=A)
+    assert r.status_code == 200, r.text
+    blocks = [b for b in r.text.split("\n\n") if b.strip()]
+    name, data = (line.split(": ", 1)[1] for line in blocks[-1].splitlines())
+    assert name == "evidence"
+    return json.loads(data)
+
+
+def test_the_stream_says_when_it_abstains_and_why(client):
+    """The page shows an abstention as such: the stream's last event carries it."""
+    refused = _last_event(client, question="What did Boeing pay?", doc="report.pdf")
+    assert refused["abstained"] and "boeing" in refused["reason"].lower()  # the scope check
+    answered = _last_event(client, question="What did Boeing pay?")  # the answerer's words
+    assert answered["abstained"] and answered["reason"] == "the passages never name Boeing"
+    _Says.text = "Revenue was 4.2 [1]."
+    try:
+        plain = _last_event(client, question="What was revenue?")
+    finally:
+        _Says.text = "Not answerable: the passages never name Boeing."
+    assert not plain["abstained"] and plain["reason"] == ""
