@@ -218,6 +218,7 @@ def _evidence_and_page(driver, server) -> None:
     import json
 
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     col = '.answer-col[data-mode="hybrid"]'
     card = _wait(driver, f'{col} .card[data-modality="table"][data-drawn="1"]', 60)
@@ -225,7 +226,7 @@ def _evidence_and_page(driver, server) -> None:
     _box_drawn(driver, card.find_element(By.TAG_NAME, "canvas"), bbox, TABLE_RGB)
     assert "shipments.pdf" in card.text and "page 1" in card.text and "score" in card.text
     assert driver.execute_async_script(CITES) == ["[1]", "#ev-c-1", "[2]", "#ev-c-2"]
-    card.find_element(By.CLASS_NAME, "card-open").click()
+    card.find_element(By.CLASS_NAME, "card-open").send_keys(Keys.ENTER)  # by keyboard
     page = _wait(driver, "#page-dialog[open] #page-canvas[data-units]", 30)
     view = httpx.get(f"{server.url}/v1/documents/shipments.pdf/pages/1", timeout=30,
                      headers={"Authorization": f"Bearer {KEY}"}).json()
@@ -249,6 +250,7 @@ def _graph(driver) -> None:
 
 def test_web_page_upload_ask_inspect_delete_and_wrong_key(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     out = Path(os.environ.get("DOCRAY_UI_SHOTS") or tmp_path / "shots")
     out.mkdir(parents=True, exist_ok=True)
@@ -267,9 +269,12 @@ def test_web_page_upload_ask_inspect_delete_and_wrong_key(server, browser, tmp_p
     _graph(browser)
     _shot(browser, out, "answer-1280.png", 1280)
     _shot(browser, out, "answer-390.png", 390)
+    assert browser.execute_script(  # nothing wider than a 390 px phone
+        "return document.documentElement.scrollWidth <= window.innerWidth")
     browser.set_window_size(1280, 1000)
 
-    browser.find_element(By.CSS_SELECTOR, '[aria-label="Delete shipments.pdf"]').click()
+    browser.find_element(By.CSS_SELECTOR, '[aria-label="Delete shipments.pdf"]').send_keys(
+        Keys.ENTER)
     _until(browser, lambda d: not d.find_elements(By.CSS_SELECTOR, "#docs tbody tr"),
            "the deleted document is still listed")
     assert browser.find_element(By.ID, "docs-empty").is_displayed()
