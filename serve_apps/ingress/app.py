@@ -14,6 +14,7 @@ from typing import AsyncIterator, Optional
 from fastapi import Depends, FastAPI, File, Header, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from docray.engine.errors import BadInput, NotFound
 from docray.engine.ingest.plan import SUPPORTED
@@ -53,6 +54,14 @@ def _sse(event: str, data) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
+def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """Starlette's own refusals (no route matches, e.g. a path with a newline; a method the
+    route lacks) in the same ErrorBody as every other error."""
+    body = ErrorBody(error=str(exc.detail), retryable=False)
+    return JSONResponse(body.model_dump(), status_code=exc.status_code,
+                        headers=getattr(exc, "headers", None))
+
+
 def create_app(ctx) -> FastAPI:
     """``ctx``: an :class:`~docray.serve_apps.ingress.deployment.IngressContext`-like
     object with ``query`` (QueryService), ``documents``, ``keys``, ``admission``,
@@ -60,6 +69,7 @@ def create_app(ctx) -> FastAPI:
     app = FastAPI(title="docray", version="0.1.0", responses=ERRORS,
                   description="Multimodal document RAG on Ray Serve.")
     app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(Exception, lambda _r, e: error_response(e))
     app.add_exception_handler(ServeError, lambda _r, e: error_response(e))
     keys: KeyRing = ctx.keys
@@ -84,7 +94,8 @@ def create_app(ctx) -> FastAPI:
                                 headers={"Retry-After": str(limits.retry_after_s)})
         return {"status": "ok", "inflight": admission.inflight}
 
-    @app.get("/metrics")
+    @app.get("/metrics", response_class=Response,
+             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text"}})
     async def metrics() -> Response:
         body = await asyncio.to_thread(ctx.metrics.render)
         return Response(body, media_type=CONTENT_TYPE)

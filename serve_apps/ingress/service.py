@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable
 
 from docray.engine.config import DocrayConfig
-from docray.engine.errors import BadInput
 from docray.engine.retrieve.engine import Fuser, ordered_pages, signals_for
 from docray.engine.retrieve.query import analyze
 from docray.engine.synthesize.abstain import NOT_ANSWERABLE
@@ -66,7 +65,7 @@ class QueryService:
             return None
         row = self.catalog.find(workspace, ref)
         if row is None:
-            raise BadInput("doc", f"no document {ref!r} in this workspace")
+            raise Missing(f"no document {ref!r} in this workspace", field="doc")
         return [row["doc_id"]]
 
     async def _stage(self, name: str, call: Awaitable, timings: dict[str, float]) -> Any:

@@ -337,12 +337,20 @@ def test_http_layer_auth_validation_and_errors(client, local):
         r = client.post("/v1/query", json=body, headers=h)
         assert r.status_code == 422 and r.json()["field"] == field, (body, r.text)
     r = client.post("/v1/query", json={"question": "x", "doc": "nope.pdf"}, headers=h)
-    assert r.status_code == 400 and r.json()["field"] == "doc"
+    assert r.status_code == 404 and r.json()["field"] == "doc"
     docs = client.get("/v1/documents", headers=h).json()
     assert {d["status"] for d in docs} == {"done"} and len(docs) == 2
     assert client.get("/v1/documents", headers={"X-API-Key": "kb"}).json() == []
     assert client.get(f"/v1/documents/{docs[0]['doc_id']}",
                       headers={"X-API-Key": "kb"}).status_code == 404
+
+
+def test_http_no_route_and_wrong_method_answer_in_the_error_body(client):
+    h = {"X-API-Key": "ka"}
+    for r in (client.get("/v1/artifacts/%0Ax", headers=h), client.get("/v1/nope", headers=h)):
+        assert r.status_code == 404 and set(r.json()) == {"error", "field", "retryable"}
+    r = client.put("/v1/query", headers=h)
+    assert r.status_code == 405 and "error" in r.json() and "POST" in r.headers["allow"]
 
 
 def test_http_rate_limit_answers_429_with_retry_after_per_key(local):
