@@ -46,7 +46,7 @@ def test_two_files_that_clean_to_one_name_both_survive():
 
 def test_hostile_names_are_stored_inside_the_job_and_listed_clean(service):
     names = ["../../escape.txt", "a\x00b.txt", "y" * 1000 + ".txt", "日本語 メモ.txt"]
-    files = [(n, NOTE + n.encode("utf-8", "replace")[:40]) for n in names]
+    files = [(n, NOTE + f"Copy {i}.\n".encode()) for i, n in enumerate(names)]  # unique bytes
 
     async def go():
         job = await service.submit("ws", files)
