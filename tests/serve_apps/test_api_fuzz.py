@@ -10,12 +10,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import schemathesis
 from hypothesis import HealthCheck, settings
 
-schemathesis = pytest.importorskip("schemathesis")
-
-from docray.serve_apps.milvus_server import free_port  # noqa: E402
-from serving import Server, serve_configs  # noqa: E402
+from docray.serve_apps.milvus_server import free_port
+from serving import Server, serve_configs
 
 pytestmark = pytest.mark.slow
 KEY = {"X-API-Key": "fuzz-key"}
