@@ -135,16 +135,10 @@ def worker_trial(d: Path, at_s: float, clean: dict, clean_locks: list[str],
 
 
 def _done(d: Path) -> int:
-    import sqlite3
+    from docray.engine.index.catalog import Catalog
 
     db = d / "data" / "catalog.sqlite"
-    if not db.exists():
-        return 0
-    with sqlite3.connect(db) as con:
-        try:
-            return con.execute("select count(*) from documents where status='done'").fetchone()[0]
-        except sqlite3.Error:
-            return 0
+    return len(Catalog(db).list("crash", status="done")) if db.exists() else 0
 
 
 def main() -> None:

@@ -66,31 +66,28 @@ class Load:
         with self.lock:
             self.outcomes[(kind, code)] += 1
 
-    def query(self, k: int) -> None:
+    def _ask(self, kind: str, k: int, send, pause_s: float) -> None:
+        """One closed-loop client: ``send(client, body)`` gives the outcome to count."""
         with httpx.Client(timeout=120, headers=KEY) as c:
             while not self.stop.is_set():
                 q = {"question": self.questions[k % len(self.questions)]}
                 k += 1
                 try:
-                    self._note("query", c.post(f"{self.url}/v1/query", json=q).status_code)
+                    self._note(kind, send(c, q))
                 except httpx.HTTPError as err:
-                    self._note("query", type(err).__name__)
-                self.stop.wait(0.2)
+                    self._note(kind, type(err).__name__)
+                self.stop.wait(pause_s)
+
+    def query(self, k: int) -> None:
+        self._ask("query", k, lambda c, q: c.post(f"{self.url}/v1/query", json=q).status_code,
+                  0.2)
 
     def stream(self) -> None:
-        with httpx.Client(timeout=120, headers=KEY) as c:
-            k = 0
-            while not self.stop.is_set():
-                q = {"question": self.questions[k % len(self.questions)]}
-                k += 1
-                try:
-                    with c.stream("POST", f"{self.url}/v1/query/stream", json=q) as r:
-                        body = "".join(r.iter_text())
-                    code = r.status_code if "event: error" not in body else "stream-error"
-                    self._note("stream", code)
-                except httpx.HTTPError as err:
-                    self._note("stream", type(err).__name__)
-                self.stop.wait(0.5)
+        def send(c: httpx.Client, q: dict):
+            with c.stream("POST", f"{self.url}/v1/query/stream", json=q) as r:
+                body = "".join(r.iter_text())
+            return r.status_code if "event: error" not in body else "stream-error"
+        self._ask("stream", 0, send, 0.5)
 
     def upload_delete(self) -> None:
         with httpx.Client(timeout=120, headers=KEY) as c:
