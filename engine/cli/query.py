@@ -47,6 +47,8 @@ class Session:
 def to_json(result) -> dict[str, Any]:
     a = result.answer
     return {"answer": a.answer, "abstained": a.abstained, "reason": a.reason,
+            "value": getattr(a, "value", "") if not a.abstained else "",
+            "support": getattr(a, "support", "") if not a.abstained else "",
             "evidence": [e.model_dump(exclude={"chunk_id"}) for e in a.evidence],
             "timings": result.timings}
 
@@ -90,6 +92,8 @@ def print_answer(question: str, res: dict) -> None:
         out.print(f"[yellow]A: Not answerable[/yellow] — {res['reason']}", highlight=False)
     else:
         out.print(f"[green]A:[/green] {res['answer']}", highlight=False)
+        if res.get("support") and res["support"] != res["answer"]:
+            out.print(f"   [dim]{res['support'][:300]}[/dim]", highlight=False)
     t = Table(show_lines=False)
     for col in ("#", "doc", "page", "modality", "score", "text"):
         t.add_column(col)

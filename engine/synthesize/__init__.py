@@ -27,6 +27,10 @@ class Answer:
     reason: str = ""
     confidence: float = 0.0
     citations: list[int] = field(default_factory=list, metadata={"doc": "indexes into evidence"})
+    value: str = field(default="", metadata={"doc": "the bare value (a cell, an amount, a "
+                                             "date, a name); '' when the answer is a passage"})
+    support: str = field(default="", metadata={"doc": "the sentence or table line that "
+                                               "states the answer"})
 
 
 @runtime_checkable

@@ -1,20 +1,39 @@
-"""Find the table cell a question asks for: row label × column header.
+"""Find the table cell a question asks for: row label × column header, over the cell graph.
+
+A table is read as a grid (spans expanded): the leading rows without values are the column
+headers, so a spanning header ("Three Months Ended") heads every column under it and a
+column's label is its header path ("Three Months Ended July 29, 2023"); a row's label is
+its first text cell, prefixed by the section row above it that has no values ("Current
+assets" over "Cash"). The scale ("in millions", "(Millions)", "$ in thousands") comes from
+the caption and the header cells; a value reads negatives in parentheses and percents.
 
 >>> from docray.engine.model import Cell, TableContent
 >>> t = TableContent(rows=[[Cell(text="(Millions)", is_header=True), Cell(text="2018", is_header=True),
 ...     Cell(text="2017", is_header=True)], [Cell(text="Purchases of PP&E"), Cell(text="(1,577)"),
 ...     Cell(text="(1,373)")]], header_rows=1)
->>> best_cell(t, ["purchases", "pp&e"], ["2018"]).text
-'(1,577)'
+>>> hit = best_cell(t, ["purchases", "pp&e"], ["2018"])
+>>> hit.text, hit.value, hit.scale
+('(1,577)', -1577.0, 'million')
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from docray.engine.model import TableContent
 
 _TOK = re.compile(r"[a-z0-9&]+")
+_YEARISH = re.compile(r"^(?:fy\s?)?'?(?:19|20)\d{2}$|^q[1-4]$", re.I)
+_VALUE = re.compile(r"^\(?\s*[-−–]?\s*[$€£¥]?\s*\(?\s*[-−–]?\d[\d,]*(?:\.\d+)?\s*\)?\s*"
+                    r"(?:%|percent|pts?|x|bps)?\s*\)?\*?$", re.I)
+_SCALES = (("billion", re.compile(r"\b(?:in\s+)?billions?\b|\$\s?bn\b", re.I)),
+           ("million", re.compile(r"\b(?:in\s+)?millions?\b|\$\s?m\b|\bmn\b", re.I)),
+           ("thousand", re.compile(r"\b(?:in\s+)?thousands?\b|\$\s?000s?\b|\$'000", re.I)))
+# Words too common in table labels to say which row is meant.
+_WEAK = frozenset("total net other year years ended fiscal".split())
+# Words that ask for an operation over the row, or for its columns, not for a row.
+_NOT_ROW = frozenset("""average mean change difference increase decrease growth both each
+respectively altogether combined sum compared versus vs ratio fy""".split())
 
 
 @dataclass
@@ -23,6 +42,11 @@ class CellHit:
     row: str
     column: str
     score: float
+    value: float | None = None
+    scale: str = ""
+    percent: bool = False
+    row_index: int = -1
+    by_column: dict[str, float] = field(default_factory=dict, repr=False)
 
 
 def _toks(text: str) -> set[str]:
@@ -44,28 +68,139 @@ def _has_value(text: str) -> bool:
     return bool(re.search(r"\d", text))
 
 
-def best_cell(table: TableContent, keywords: list[str], years: list[str]) -> CellHit | None:
-    """Best (row, column) match; rows by keyword overlap, columns by year/keyword match."""
+def parse_value(text: str) -> float | None:
+    """The number a cell states: parentheses and minus signs negative, currency and
+    percent signs dropped; None for text, years alone and dashes.
+
+    >>> [parse_value(t) for t in ["(1,577)", "$ 5,363", "12.5%", "—", "2018", "-3.2", "n/a"]]
+    [-1577.0, 5363.0, 12.5, None, None, -3.2, None]
+    """
+    t = text.strip().replace("\u2212", "-")
+    if not _VALUE.match(t) or _YEARISH.match(t.strip("()$ ")):
+        return None
+    digits = re.sub(r"[^\d.]", "", t)
+    try:
+        v = float(digits)
+    except ValueError:
+        return None
+    return -v if "(" in t or re.search(r"[-–]\s*[$€£¥]?\s*\d", t) else v
+
+
+def table_scale(texts: list[str]) -> str:
+    """'billion', 'million', 'thousand' or '' from a table's caption and header cells.
+
+    >>> table_scale(["(In millions, except per share data)", "2023"])
+    'million'
+    >>> table_scale(["$ in thousands"]), table_scale(["Revenue"])
+    ('thousand', '')
+    """
+    joined = " ".join(texts)
+    return next((name for name, pat in _SCALES if pat.search(joined)), "")
+
+
+def header_rows(table: TableContent, grid: list[list[str]]) -> int:
+    """The leading rows that are column headers: at least the declared ones, and the rows
+    before the first one that holds a value other than a year (years label columns) or
+    text in its first cell alone (a section heading of the body)."""
+    n = 0
+    for i, row in enumerate(grid):
+        filled = [c for c in row if c]
+        if any(parse_value(c) is not None for c in row[1:]) or \
+                (i and len(set(filled)) == 1 and row[0] == filled[0]):
+            break
+        n = i + 1
+    return max(table.header_rows, min(n, len(grid) - 1), 1)
+
+
+def column_labels(grid: list[list[str]], n_head: int) -> list[str]:
+    """Each column's header path, top to bottom, repeats (spanning headers) dropped."""
+    width = max((len(r) for r in grid), default=0)
+    return [" ".join(dict.fromkeys(r[c] for r in grid[:n_head] if c < len(r) and r[c]))
+            for c in range(width)]
+
+
+def row_labels(grid: list[list[str]], n_head: int) -> list[tuple[int, str]]:
+    """(row index, label) for the body rows with values; a row of text alone is a section
+    heading and prefixes the rows under it ("Current assets: Cash")."""
+    out, section = [], ""
+    for i in range(n_head, len(grid)):
+        row = grid[i]
+        label = next((c for c in row if c and parse_value(c) is None and not
+                      _YEARISH.match(c.strip())), "")
+        values = [c for c in row if c != label and parse_value(c) is not None]
+        if not values:
+            section = label if label else section
+            continue
+        out.append((i, f"{section}: {label}" if section and label else label))
+    return out
+
+
+def _column_score(col: str, kw: set[str], years: list[str]) -> float:
+    if years:
+        hits = sum(y in col for y in years)
+        score = 1.0 if hits else 0.0
+    else:
+        score = 0.3
+    return score + 0.5 * _overlap(kw - {y for y in years}, col)
+
+
+def _row_score(kw: set[str], label: str, row_label: str) -> float:
+    """Overlap with the row's own label counts fully, with its section a quarter; a
+    total row is a weaker match for a question that asks for no total."""
+    own = _toks(row_label)
+    strong = kw - _WEAK
+    score = _overlap_toks(kw, own)
+    if strong and not strong & own:
+        score *= 0.5  # only "total", "net", ... in common
+    if "total" in own and "total" not in kw:
+        score *= 0.7
+    section = _toks(label) - own
+    return score + 0.25 * _overlap_toks(kw, section)
+
+
+def best_cell(table: TableContent, keywords: list[str], years: list[str],
+              caption: str = "") -> CellHit | None:
+    """Best (row, column) match: rows by keyword overlap with their label (and section),
+    columns by the years the question names and keyword overlap with the header path."""
     grid = table.grid()
     if len(grid) < 2:
         return None
-    n_head = max(table.header_rows, 1)
+    n_head = header_rows(table, grid)
     kw = {t for k in keywords for t in _toks(k)}
-    col_labels = [" ".join(dict.fromkeys(r[c] for r in grid[:n_head] if c < len(r)))
-                  for c in range(len(grid[0]))]
+    cols = column_labels(grid, n_head)
+    # words the caption or headers already say name the table, not one of its rows
+    context = _toks(" ".join([caption, *cols]))
+    row_kw = (kw - _NOT_ROW - set(years)) - context or (kw - _NOT_ROW - set(years)) or kw
+    scale = table_scale([caption] + [c for r in grid[:n_head] for c in r] + grid[n_head][:1])
     best: CellHit | None = None
-    for row in grid[n_head:]:
-        label = next((c for c in row if c and not _has_value(c)), row[0] if row else "")
-        row_score = _overlap(kw, label)
+    for i, label in row_labels(grid, n_head):
+        row = grid[i]
+        own = label.split(": ", 1)[-1]
+        row_score = _row_score(row_kw, label, own)
         if row_score == 0:
             continue
+        by_col = {cols[c]: v for c, cell in enumerate(row) if c < len(cols)
+                  and cell != own and (v := parse_value(cell)) is not None}
         for c, value in enumerate(row):
-            if not value or value == label or not _has_value(value):
+            col = cols[c] if c < len(cols) else ""
+            if not value or value == own or parse_value(value) is None:
                 continue
-            col = col_labels[c] if c < len(col_labels) else ""
-            col_score = 1.0 if any(y in col for y in years) else (0.3 if not years else 0.0)
-            col_score += 0.5 * _overlap(kw, col)
-            score = row_score * (0.5 + col_score)
+            score = row_score * (0.5 + _column_score(col, kw, years))
             if best is None or score > best.score:
-                best = CellHit(text=value, row=label, column=col, score=score)
+                best = CellHit(text=value, row=label, column=col, score=score,
+                               value=parse_value(value), scale=scale,
+                               percent="%" in value or "%" in col, row_index=i,
+                               by_column=by_col)
     return best
+
+
+def year_values(hit: CellHit, years: list[str]) -> list[tuple[str, float]]:
+    """The hit row's values in the columns naming each of ``years``, in their order (one
+    per year; [] unless every year has exactly one column)."""
+    out = []
+    for y in years:
+        vals = [v for col, v in hit.by_column.items() if y in col]
+        if len(vals) < 1:
+            return []
+        out.append((y, vals[0]))
+    return out

@@ -1,8 +1,13 @@
-"""Extractive answerer (CPU default): the table cell or the sentence that answers.
+"""Extractive answerer (CPU default): the value that answers, then the line that says it.
 
-For table evidence it returns the cell at the best row × column match with its headers;
-otherwise the best sentence (keyword overlap plus, when an encoder is given, MiniLM
-similarity), narrowed to its number when the question asks for an amount. Confidence
+For table evidence it finds the cell at the best row × column match over the cell graph
+(header paths, section rows, the table's scale) and answers with the value, its row,
+column and scale; over two or more years it computes the change, percentage change,
+average or total the question asks for from that row. Otherwise it takes the best
+sentence (keyword overlap plus, when an encoder is given, MiniLM similarity) and narrows
+it to the span the question asks for (an amount, a date, a name): that span is the
+answer and the sentence its support. Figures answer from the text inside them (OCR) and
+their description lines, equations from the sentences around them. Confidence
 combines the retrieval score and the match strength, lowered by the share of the
 question's names, codes and years the answer's passage never mentions (an answer about
 the Department of Health to a question about the Department of Science); below the
@@ -21,20 +26,17 @@ from typing import AsyncIterator, NamedTuple
 import numpy as np
 
 from docray.engine.describe.structural import PROXY_LABEL
-from docray.engine.retrieve.query import QueryPlan, analyze, years
+from docray.engine.retrieve.query import analyze
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.abstain import abstain
-from docray.engine.synthesize.cells import _overlap_toks, _toks, best_cell
+from docray.engine.synthesize.asks import Ask, ask, combine, fmt, ordered
+from docray.engine.synthesize.cells import CellHit, _overlap_toks, _toks, best_cell, year_values
 from docray.engine.synthesize.citations import to_evidence
 from docray.engine.synthesize.scope import unsupported
+from docray.engine.synthesize.values import value_span
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
-_NUMQ = re.compile(r"\b(how (much|many)|what (is|was|were) the (amount|number|total|value|"
-                   r"percentage|rate|ratio)|percentage|amount)\b", re.I)
-_NUMBER = re.compile(r"(?<![A-Za-z0-9.,”\"’])\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?"
-                     r"(?:\s?(?:%|percent\b|million\b|billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
 _LEADER = re.compile(r"(?:\.\s?){5,}|…{2,}")  # a contents line's dot leader
-_MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
 
 
 def sentences(text: str) -> list[str]:
@@ -44,58 +46,6 @@ def sentences(text: str) -> list[str]:
     ['Revenue grew.', 'It was $5 million in 2023.', 'Next line here']
     """
     return [s.strip() for s in _SENT.split(text) if len(s.strip()) > 8]
-
-
-def _digits(text: str) -> str:
-    return re.sub(r"[^\d.]", "", text).strip(".")
-
-
-def _respective(sentence: str, nums: list, asked_years: list[str]):
-    """In "$714.3 million, $533.1 million and $409.0 million in 2015, 2014 and 2013,
-    respectively", the amount in the place of the one year the question names (or None)."""
-    if "respectively" not in sentence.lower():
-        return None
-    listed = years(sentence)
-    asked = [y for y in asked_years if y in listed]
-    if len(listed) < 2 or len(asked) != 1 or len(nums) != len(listed):
-        return None
-    return nums[listed.index(asked[0])]
-
-
-def _number_near(sentence: str, kw: set[str], plan: QueryPlan) -> str | None:
-    """The amount in ``sentence`` nearest the question's keywords, or None.
-
-    Not an answer: years, days of a month ("December 31"), and numbers the question itself
-    gives ("at 2021", "page 10", "3M"): the caller then keeps the whole sentence.
-
-    >>> _number_near("As of December 31, 2019, brand names were $3,700.", {"brand"},
-    ...              analyze("What is the value of brand names as of December 31, 2019?"))
-    '$3,700'
-    >>> _number_near("Costco operated 815 warehouses in 2021.", {"warehouses"},
-    ...              analyze("How many warehouses did Costco operate at 2021?"))
-    '815'
-    >>> _number_near("Warehouses at August 29, 2021.", {"warehouses"},
-    ...              analyze("How many in 2021?")) is None
-    True
-    """
-    given = {_digits(m.group(0)) for m in _NUMBER.finditer(plan.text)}
-    nums = []
-    for m in _NUMBER.finditer(sentence):
-        core = _digits(m.group(0))
-        if not core or core in given or re.fullmatch(r"(19|20)\d{2}", core):
-            continue
-        if _MONTH.search(sentence[:m.start()]) and re.fullmatch(r"\d{1,2}", core):
-            continue  # the day of a date
-        nums.append(m)
-    if not nums:
-        return None
-    words = [(m.start(), m.group(0).lower()) for m in re.finditer(r"[a-z0-9&]+", sentence,
-                                                                  re.I)]
-    anchors = [pos for pos, w in words if w in kw] or [0]
-    best = _respective(sentence, nums, plan.years) or \
-        min(nums, key=lambda m: min(abs(m.start() - a) for a in anchors))
-    found = best.group(0).strip()
-    return found if found.startswith("(") or not found.endswith(")") else found[:-1]
 
 
 def _skeleton(line: str) -> bool:
@@ -117,13 +67,49 @@ class _Cand(NamedTuple):
     strength: float
     text: str  # what the answer shows
     idx: int  # passage index
-    cell: str | None  # the cell value, for table answers
+    cell: CellHit | None  # the cell, for table answers
     span: str  # the text of the chunk it stands on (the sentence, or the cell's table line)
 
 
 def _cell_line(chunk_text: str, row: str, value: str) -> str:
     """The line of a table chunk's text that holds this row's value ("" if none)."""
-    return next((ln for ln in chunk_text.split("\n") if row in ln and value in ln), "")
+    own = row.split(": ", 1)[-1]
+    return next((ln for ln in chunk_text.split("\n") if own in ln and value in ln), "")
+
+
+def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
+    """(value, answer) for a cell: the value with its scale, then its row and column; over
+    the years the question names, the operation it asks for or each year's value.
+
+    >>> h = CellHit("(27)", "Cheese", "2019", 1.0, -27.0, "thousand", by_column={"2019": -27.0,
+    ...             "2018": 10.0})
+    >>> table_answer(h, ask("What was the net sales of cheese in 2019?"))
+    ('(27) thousand', '(27) thousand (Cheese — 2019)')
+    >>> table_answer(h, ask("What is the change in cheese between 2018 and 2019?"))[0]
+    '-37 thousand'
+    """
+    scale = f" {hit.scale}" if hit.scale and not hit.percent else ""
+    pairs = year_values(hit, a.years) if len(a.years) >= 2 else []
+    if pairs and a.op:
+        result = combine(a.op, ordered(pairs))
+        if result is not None:
+            pct = "%" if a.op == "percent_change" or hit.percent else ""
+            scale = "" if a.op == "percent_change" else scale
+            shown = ", ".join(f"{y}: {fmt(v)}" for y, v in pairs)
+            value = f"{fmt(result)}{pct}{scale}"
+            return value, f"{value} ({a.op.replace('_', ' ')} of {hit.row}; {shown})"
+    if pairs and a.each:
+        value = "; ".join(fmt(v) for _, v in pairs) + scale
+        return value, f"{value} ({hit.row} — {', '.join(y for y, _ in pairs)})"
+    value = f"{hit.text}{scale}"
+    return value, f"{value} ({hit.row} — {hit.column})".replace(" — )", ")")
+
+
+_VALUE_MARGIN = 0.85  # how close to the best a value-bearing candidate must be
+_SAME_PASSAGE_MARGIN = 0.5  # ... when it is a line of the best candidate's passage
+_VALUE_KINDS = ("number", "date", "entity")
+_FIGURE_CUES = re.compile(r"\b(figure|fig\.|chart|graph|plot|diagram|image|picture|slide|"
+                          r"map|logo|icon|colou?r|shown|illustrat)", re.I)
 
 
 class ExtractiveAnswerer:
@@ -134,27 +120,41 @@ class ExtractiveAnswerer:
         self.threshold, self.encoder, self.spans = threshold, encoder, spans
         self.unsupported_weight = unsupported_weight
 
+    def _table_cands(self, plan, a: Ask, i: int, p: Passage, rel: float) -> list[_Cand]:
+        out = []
+        # "total" is a stopword for retrieval, but says which row: "Total net sales"
+        # (unless it names the sum asked for over the years)
+        keywords = plan.keywords + (["total"] if a.op != "sum" and re.search(
+            r"\btotal\b", plan.text, re.I) else [])
+        for u in p.units:
+            if u.table is None:
+                continue
+            hit = best_cell(u.table, keywords, plan.years, u.caption)
+            if hit and hit.score > 0.15:
+                _, text = table_answer(hit, a)
+                out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i, hit,
+                                 _cell_line(p.chunk.text, hit.row, hit.text)))
+        return out
+
     def _candidates(self, question: str, passages: list[Passage]):
-        plan = analyze(question)
+        plan, a = analyze(question), ask(question)
         kw = {t for k in plan.keywords for t in _toks(k)}
         top = max((p.score for p in passages), default=1.0) or 1.0
         out: list[_Cand] = []
-        wants_number = bool(_NUMQ.search(question))
         asked = _toks(question)
+        figure_q = bool(_FIGURE_CUES.search(question))
         lines_of = [sentences(p.chunk.text) for p in passages]
         seen = Counter(s for lines in lines_of for s in set(lines))
         running = {s for s, n in seen.items() if n >= 3}  # page headers and footers
         for i, p in enumerate(passages):
             rel = p.score / top
+            out += self._table_cands(plan, a, i, p, rel)
             headings = {u.text.strip() for u in p.units if u.modality == "title"}
-            for u in p.units:
-                if u.table is not None:
-                    hit = best_cell(u.table, plan.keywords, plan.years)
-                    if hit and hit.score > 0.15:
-                        text = f"{hit.text} ({hit.row} — {hit.column})".strip()
-                        out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i,
-                                         hit.text, _cell_line(p.chunk.text, hit.row, hit.text)))
+            # a caption answers a question about the figure, not one about the topic
+            off_modality = 0.8 if p.chunk.modality == "image" and not figure_q else 1.0
             lines = lines_of[i]
+            if any(u.table is not None for u in p.units):  # the cell graph reads those
+                lines = [s for s in lines if " | " not in s]
             cased = any(s[0].isupper() for s in lines)
             for s in lines:
                 toks = _toks(s)
@@ -162,9 +162,9 @@ class ExtractiveAnswerer:
                     continue
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:
-                    bonus = 1.15 if wants_number and re.search(r"\d", s) else 1.0
-                    out.append(_Cand(min(1.0, ov * bonus) * rel, s, i, None, s))
-        return plan, kw, out
+                    bonus = 1.15 if a.kind == "number" and re.search(r"\d", s) else 1.0
+                    out.append(_Cand(min(1.0, ov * bonus) * rel * off_modality, s, i, None, s))
+        return plan, a, kw, out
 
     def _stored(self, cands: list[_Cand], passages: list[Passage]) -> list:
         if self.spans is None:
@@ -173,9 +173,9 @@ class ExtractiveAnswerer:
 
     def _semantic(self, question: str, cands: list[_Cand], passages: list[Passage],
                   qvec) -> list:
-        """Strength becomes ½ lexical + ½ cosine to the question. Only the best candidate
-        is used, so a sentence without stored tokens is encoded only if it could still
-        win: its cosine is at most 1, so ½ s + ½ bounds it (the best one is the same)."""
+        """Strength becomes ½ lexical + ½ cosine to the question, for the ten strongest.
+        A sentence without stored tokens is encoded only if it could still win: its cosine
+        is at most 1, so ½ s + ½ bounds it."""
         if self.encoder is None or not cands:
             return cands
         cands = sorted(cands, key=lambda c: -c.strength)[:10]
@@ -195,15 +195,43 @@ class ExtractiveAnswerer:
         return [c._replace(strength=0.5 * c.strength if f is None else f)  # f None: cannot win
                 for c, f in zip(cands, final)]
 
+    def _shape(self, c: _Cand, a: Ask, kw: set[str], plan) -> tuple[str, str, str]:
+        """(answer, value, support) of a candidate; value "" when no span answers."""
+        if c.cell is not None:
+            value, answer = table_answer(c.cell, a)
+            return answer, value, c.span or answer
+        line = PROXY_LABEL.sub("", c.text)
+        span = value_span(line, a, kw, plan) if a.kind in _VALUE_KINDS else None
+        return (span, span, line) if span else (line, "", line)
+
+    def _pick(self, cands: list[_Cand], a: Ask, kw: set[str], plan):
+        """The best candidate; for a question that wants a value, the best one that holds
+        such a value when it is nearly as strong (a caption or title line ranks high on
+        the question's words but states no number)."""
+        best = cands[0]
+        shaped = self._shape(best, a, kw, plan)
+        if a.kind not in _VALUE_KINDS or shaped[1]:
+            return best, shaped
+        for c in cands[1:]:
+            # a line of the same passage (the text inside a figure) may be weaker
+            margin = _SAME_PASSAGE_MARGIN if c.idx == best.idx else _VALUE_MARGIN
+            if c.strength < best.strength * margin:
+                continue
+            other = self._shape(c, a, kw, plan)
+            if other[1]:
+                return c, other
+        return best, shaped
+
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:
-        plan, kw, cands = self._candidates(question, passages)
+        plan, a, kw, cands = self._candidates(question, passages)
         cands = sorted(self._semantic(question, cands, passages, qvec),
                        key=lambda c: -c.strength)
         evidence = to_evidence(passages)
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
-        strength, text, idx, cell, _ = cands[0]
+        best, (answer, value, support) = self._pick(cands, a, kw, plan)
+        strength, idx = best.strength, best.idx
         missing: list[str] = []
         if self.unsupported_weight:
             missing, checked = unsupported(question, passages[idx].chunk.text,
@@ -214,11 +242,9 @@ class ExtractiveAnswerer:
                 if missing else ""
             return abstain(evidence, strength, f"best evidence match {strength:.2f} is below "
                            f"{self.threshold:.2f}{unnamed}")
-        answer = PROXY_LABEL.sub("", text) if cell is None else text
-        if cell is None and _NUMQ.search(question):
-            answer = _number_near(answer, kw, plan) or answer
         return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
-                      citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}")
+                      citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}",
+                      value=value or answer, support=support)
 
     async def stream(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> AsyncIterator[str]:

@@ -1,0 +1,66 @@
+"""Value spans from text: the amount, date or name that answers, then the sentence as
+support; the answer's shape (value first, support, citation)."""
+import asyncio
+
+import pytest
+
+from docray.engine.model import Chunk, Unit
+from docray.engine.synthesize import Passage
+from docray.engine.synthesize.extractive import ExtractiveAnswerer
+
+
+def _passage(text: str, modality: str = "text", page: int = 3, score: float = 1.0) -> Passage:
+    u = Unit(unit_id=f"d:p{page}:u1", doc_id="d", page=page, bbox=(0, 0.4, 1, 0.6),
+             modality=modality, text=text)
+    ch = Chunk(chunk_id=f"d:c{page}", doc_id="d", text=text, modality=modality, pages=[page],
+               unit_ids=[u.unit_id])
+    return Passage(ch, [u], score, "r.pdf")
+
+
+def _answer(q: str, *passages: Passage):
+    return asyncio.run(ExtractiveAnswerer(0.05).answer(q, list(passages)))
+
+
+@pytest.mark.parametrize("q, text, value", [
+    ("Who wrote the majority opinion?",
+     "The majority opinion was written by Justice Elena Kagan and joined by four others.",
+     "Elena Kagan"),
+    ("When was the water safety plan adopted by the county?",
+     "The county adopted the water safety plan on March 14, 2019 after public comment.",
+     "March 14, 2019"),
+    ("What percentage of seniors own a tablet computer?",
+     "Among 6,010 seniors surveyed, 18% own a tablet computer and 77% own a phone.", "18%"),
+    ("How many employees did Northwind have at year end?",
+     "At year end Northwind had approximately 12,400 employees in 31 countries.", "12,400"),
+])
+def test_the_span_that_answers_then_the_sentence(q, text, value):
+    a = _answer(q, _passage(text))
+    assert a.answer == a.value == value
+    assert a.support == text  # the sentence that says it
+    assert a.evidence[a.citations[0]].page == 3
+
+
+def test_a_question_without_a_value_kind_answers_with_the_sentence():
+    text = "The committee oversees the audit process and reviews internal controls annually."
+    a = _answer("Describe what the committee oversees.", _passage(text))
+    assert a.answer == a.support == text and a.value == text
+
+
+def test_a_figure_caption_that_states_no_number_gives_way_to_the_text_inside():
+    """A figure question answered from the number written inside the figure (its OCR
+    line), not the caption that repeats the question's words."""
+    proxy = ("Figure: Figure 2: Share of adults who use social media, 2018\n"
+             "Text in figure: Adults who use social media 69% of all adults")
+    a = _answer("What share of adults use social media according to Figure 2?",
+                _passage(proxy, "image"))
+    assert a.value == "69%"
+    assert a.support == "Adults who use social media 69% of all adults"
+
+
+def test_a_definition_prefers_the_text_over_a_figure_caption():
+    caption = _passage("Figure: Figure 3: Working capital over five years", "image", page=4)
+    said = _passage("Working capital is defined as current assets minus current liabilities.",
+                    page=5, score=0.95)
+    a = _answer("What is working capital defined as?", caption, said)
+    assert a.support.startswith("Working capital is defined as")
+    assert a.evidence[a.citations[0]].page == 5
