@@ -157,6 +157,13 @@ class MilvusConfig(_Strict):
         "document, which searches scoped to documents read instead of the whole workspace "
         "(milvus-lite scans every row of what it searches; on the corpus 34 -> 14 ms per "
         "scoped dense + BM25 pair). 0: no copy (a Milvus server prunes partitions itself).")
+    tenancy: Literal["partitions", "partition_key"] = Field(
+        "partitions", description="How new collections keep workspaces apart. `partitions`: "
+        "each workspace has partitions of its own, so BM25 statistics (kept per segment, and "
+        "a segment holds one partition) never mix two workspaces. `partition_key`: Milvus "
+        "hashes workspaces into shared partitions, for a Milvus server with more workspaces "
+        "than its partition limit (1,024 by default); workspaces hashed together move each "
+        "other's BM25 scores. Existing collections keep the layout they were created with.")
 
 
 class PageIndexConfig(_Strict):

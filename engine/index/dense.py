@@ -1,7 +1,7 @@
 """Dense + BM25 store in Milvus (milvus-lite file by default, or a Milvus server URI).
 
 Collections ``{prefix}_chunks``, ``{prefix}_entities``, ``{prefix}_relations`` share one
-schema: ``id`` (primary key), ``workspace`` (partition key), ``doc_id``, ``modality``,
+schema: ``id`` (primary key), ``workspace``, ``doc_id``, ``modality``,
 ``page``, ``text`` (analysed; BM25 feeds ``sparse``), ``payload`` (JSON: pages, unit_ids,
 section, bbox and the logical ``chunk_id``/``entity_id``/``relation_id``) and ``dense``
 (vectors normalised here on write, so inner product is cosine: metric IP, which spares a
@@ -11,17 +11,16 @@ COSINE is rebuilt as IP when its stored rows are unit length). The primary key i
 tenants never overwrite each other; hits report the logical id. Writes are upserts by id,
 so re-ingesting is idempotent; every write is flushed. Every search filters by workspace.
 ``{prefix}_chunks_by_doc`` copies the chunks split into partitions by document; searches
-scoped to documents read only their partitions (see :mod:`.doc_partitions`).
+scoped to documents read only their partitions (see :mod:`.doc_partitions`). Each
+workspace has partitions of its own, so no two share BM25 statistics (:mod:`.tenancy`).
 ``<db>.manifest.json`` (server URIs: ``<data_dir>/<prefix>_dense.manifest.json``) records
 the encoder and dim (opening with another one raises :class:`Corrupt`) and whether the
 copy by document is complete.
 """
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -33,8 +32,9 @@ from docray.engine.embed.base import l2_normalize
 from docray.engine.errors import BadInput, ConfigError, Corrupt, Unavailable
 from docray.engine.index.doc_partitions import DocPartitions
 from docray.engine.index.milvus_rows import (ID_BYTES, TEXT_BYTES, build_filter,
-                                             check_server_version, query_vector, row_id,
-                                             truncate_bytes)
+                                             check_server_version, load_pymilvus_lazy_imports,
+                                             locked, query_vector, row_id, truncate_bytes)
+from docray.engine.index.tenancy import Partitions, uses_partition_key, workspace_tag
 from docray.engine.model import Chunk
 
 log = logging.getLogger(__name__)
@@ -70,27 +70,6 @@ class DenseStore(Protocol):
                       modalities: Sequence[str] | None = None) -> list[DenseHit]: ...
 
 
-@contextmanager
-def _locked(path: Path):
-    """An exclusive flock on ``path`` for the block: processes that open one store
-    serialise their manifest writes and the copy's build."""
-    with open(path, "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-def _load_pymilvus_lazy_imports() -> None:
-    """pymilvus loads scipy.sparse on its first search by executing a fresh copy of the
-    module; two first searches on two threads race, and one fails with "partially
-    initialized module 'scipy.sparse._bsr'". Do that load once, here, on one thread."""
-    from pymilvus.client.entity_helper import entity_is_sparse_matrix
-
-    entity_is_sparse_matrix([[0.0]])
-
-
 class MilvusDenseStore:
     """:class:`DenseStore` over pymilvus ``MilvusClient``; one owner process per db file."""
 
@@ -113,7 +92,7 @@ class MilvusDenseStore:
             self.uri = config.uri
             self.manifest_path = data_dir / f"{config.collection_prefix}_dense.manifest.json"
         self._check_manifest()
-        _load_pymilvus_lazy_imports()  # searches may run on several threads from here on
+        load_pymilvus_lazy_imports()  # searches may run on several threads from here on
         try:
             self.client = MilvusClient(uri=self.uri)
         except Exception as err:  # noqa: BLE001 — pymilvus raises many types
@@ -126,11 +105,19 @@ class MilvusDenseStore:
             raise
         self.names = {c: f"{config.collection_prefix}_{c}" for c in COLLECTIONS}
         self.metric: dict[str, str] = {}  # collection → its dense index's metric
+        chunks = self.names["chunks"]
+        self.parts = Partitions(self.client, not uses_partition_key(self.client, chunks)
+                                if self.client.has_collection(chunks)
+                                else config.tenancy == "partitions")
+        if not self.parts.explicit:
+            log.info("%s routes workspaces by a partition key: workspaces hashed together share "
+                     "BM25 statistics (docray.engine.index.tenancy)", chunks)
         for name in self.names.values():
             self._ensure(name)
         self.by_doc = DocPartitions(self.client, self.names["chunks"], config.doc_partitions,
-                                    self._create, self._check_manifest, self._write_manifest)
-        with _locked(self.manifest_path.with_name(self.manifest_path.name + ".lock")):
+                                    self._create, self._check_manifest, self._write_manifest,
+                                    self.parts)
+        with locked(self.manifest_path.with_name(self.manifest_path.name + ".lock")):
             self._write_manifest()  # another process's record of the copy is kept
             self.by_doc.open()
         if self.by_doc.active:  # index type or metric changed since the copy was built
@@ -179,15 +166,15 @@ class MilvusDenseStore:
         self._create(name)
 
     def _create(self, name: str, partition_key: bool = True) -> None:
-        """An empty collection; ``workspace`` is its partition key unless the caller
-        partitions it (the copy by document)."""
+        """An empty collection; ``workspace`` is its partition key in the ``partition_key``
+        layout unless the caller partitions it (the copy by document)."""
         from pymilvus import DataType, Function, FunctionType
 
         c = self.client
         s = c.create_schema(auto_id=False, enable_dynamic_field=False)
         s.add_field("id", DataType.VARCHAR, is_primary=True, max_length=ID_BYTES)
         s.add_field("workspace", DataType.VARCHAR, max_length=128,
-                    is_partition_key=partition_key)
+                    is_partition_key=partition_key and not self.parts.explicit)
         s.add_field("doc_id", DataType.VARCHAR, max_length=128)
         s.add_field("modality", DataType.VARCHAR, max_length=32)
         s.add_field("page", DataType.INT64)
@@ -254,9 +241,22 @@ class MilvusDenseStore:
         if not rows:
             return
         name = self.names[collection]
-        for s in range(0, len(rows), 512):
-            self.client.upsert(name, rows[s:s + 512])
+        for part, group in self._by_partition(name, rows):
+            for s in range(0, len(group), 512):
+                self.client.upsert(name, group[s:s + 512],
+                                   **({"partition_name": part} if part else {}))
         self.client.flush(name)
+
+    def _by_partition(self, name: str, rows: list[dict[str, Any]]):
+        """(partition, rows) groups: one per workspace, or (None, all) under a key."""
+        if not self.parts.explicit:
+            return [(None, rows)]
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            groups.setdefault(workspace_tag(row["workspace"]), []).append(row)
+        for part in groups:
+            self.parts.ensure(name, part)
+        return list(groups.items())
 
     def upsert_chunks(self, chunks: Sequence[Chunk], vectors: np.ndarray) -> None:
         vecs = self._vectors(vectors, len(chunks))  # (n, dim)
@@ -330,14 +330,15 @@ class MilvusDenseStore:
 
     _FIELDS = ["doc_id", "page", "modality", "text", "payload"]
 
-    def _target(self, collection: str, doc_ids: Sequence[str] | None
+    def _target(self, collection: str, workspace: str, doc_ids: Sequence[str] | None
                 ) -> tuple[str, list[str] | None]:
-        """The collection to search and its partitions: a search of chunks scoped to
-        documents reads their partitions of the copy by document."""
+        """The collection to search and its partitions (the workspace's; a search of chunks
+        scoped to documents reads their partitions of the copy by document). An empty
+        list: the workspace has no rows there."""
         name = self._name(collection)
-        if name == self.names["chunks"] and (routed := self.by_doc.route(doc_ids)):
+        if name == self.names["chunks"] and (routed := self.by_doc.route(workspace, doc_ids)):
             return routed
-        return name, None
+        return name, self.parts.of(name, workspace)
 
     def _dense_params(self, name: str) -> dict[str, Any]:
         return {"metric_type": self.metric.get(name, METRIC),
@@ -351,7 +352,9 @@ class MilvusDenseStore:
                      fields: Sequence[str] | None = None) -> list[DenseHit]:
         """Nearest by cosine. ``fields``: the output fields to fetch (default all; a hit
         without ``payload`` reports the row id)."""
-        name, parts = self._target(collection, doc_ids)
+        name, parts = self._target(collection, workspace, doc_ids)
+        if parts == []:
+            return []
         res = self.client.search(
             name, data=[query_vector(query_vec)], anns_field="dense", limit=k,
             filter=build_filter(workspace, doc_ids, modalities, pages), partition_names=parts,
@@ -368,7 +371,9 @@ class MilvusDenseStore:
         :meth:`search_dense`."""
         if not query_text.strip():
             return []
-        name, parts = self._target(collection, doc_ids)
+        name, parts = self._target(collection, workspace, doc_ids)
+        if parts == []:
+            return []
         res = self.client.search(
             name, data=[query_text], anns_field="sparse", limit=k,
             filter=build_filter(workspace, doc_ids, modalities, pages), partition_names=parts,
@@ -389,7 +394,9 @@ class MilvusDenseStore:
             return self.search_dense(query_vec, k, workspace, doc_ids, modalities, pages,
                                      collection)
         expr, limit = build_filter(workspace, doc_ids, modalities, pages), candidates or max(k, 50)
-        name, parts = self._target(collection, doc_ids)
+        name, parts = self._target(collection, workspace, doc_ids)
+        if parts == []:
+            return []
         reqs = [AnnSearchRequest(data=[query_vector(query_vec)], anns_field="dense", limit=limit,
                                  expr=expr, param=self._dense_params(name)),
                 AnnSearchRequest(data=[query_text], anns_field="sparse", limit=limit, expr=expr,

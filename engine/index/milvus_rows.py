@@ -2,8 +2,11 @@
 scalar filter every search uses, and query vectors at unit length."""
 from __future__ import annotations
 
+import fcntl
 import logging
 import re
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -87,3 +90,24 @@ def build_filter(workspace: str | None = None, doc_ids: Sequence[str] | None = N
     if pages is not None:
         parts.append(f"page in [{', '.join(str(int(p)) for p in pages)}]")
     return " and ".join(parts)
+
+
+@contextmanager
+def locked(path: Path):
+    """An exclusive flock on ``path`` for the block: processes that open one store
+    serialise their manifest writes and the copy's build."""
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def load_pymilvus_lazy_imports() -> None:
+    """pymilvus loads scipy.sparse on its first search by executing a fresh copy of the
+    module; two first searches on two threads race, and one fails with "partially
+    initialized module 'scipy.sparse._bsr'". Do that load once, here, on one thread."""
+    from pymilvus.client.entity_helper import entity_is_sparse_matrix
+
+    entity_is_sparse_matrix([[0.0]])

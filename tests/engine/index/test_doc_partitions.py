@@ -8,6 +8,7 @@ import pytest
 from docray.engine.config import MilvusConfig
 from docray.engine.index.dense import MilvusDenseStore
 from docray.engine.index.doc_partitions import bucket
+from docray.engine.index.tenancy import workspace_tag
 from docray.engine.model import Chunk
 
 DIM = 8
@@ -59,7 +60,8 @@ def test_scoped_searches_read_only_their_documents_partitions(store):
     dense = store.search_dense(_vec(1), 10, "w1", ["docB"])
     sparse = store.search_sparse("Acme revenue", 10, "w1", ["docB"])
     unscoped = {h.id: h.score for h in store.search_dense(_vec(1), 12, "w1")}
-    assert calls == [("t_chunks_by_doc", [bucket("docB", 4)])] * 2 + [("t_chunks", None)]
+    w1 = workspace_tag("w1")  # each workspace reads its own partitions only
+    assert calls == [("t_chunks_by_doc", [f"{w1}_{bucket('docB', 4)}"])] * 2 + [("t_chunks", [w1])]
     assert {h.id for h in dense} == {"docB:c0", "docB:c1", "docB:c2"}
     assert all(h.score == pytest.approx(unscoped[h.id], abs=1e-6) for h in dense)
     assert sparse[0].id == "docB:c1" and {h.doc_id for h in sparse} == {"docB"}
@@ -92,10 +94,11 @@ def test_an_existing_collection_gets_its_copy_on_open_and_loses_it_with_zero(tmp
     assert s.search_sparse("Acme", 1, "w1", ["docB"])[0].id == "docB:c1"
     s.close()
     s = _open(tmp_path, 2)  # another split: built again
-    assert _copy_rows(s) == 6 and s.by_doc.route(["docA"])[1] == [bucket("docA", 2)]
+    assert _copy_rows(s) == 6 and s.by_doc.route("w1", ["docA"])[1] == [
+        f"{workspace_tag('w1')}_{bucket('docA', 2)}"]
     s.close()
     s = _open(tmp_path, 0)
-    assert not s.client.has_collection("t_chunks_by_doc") and s.by_doc.route(["docA"]) is None
+    assert not s.client.has_collection("t_chunks_by_doc") and s.by_doc.route("w1", ["docA"]) is None
     assert s.search_sparse("Acme", 1, "w1", ["docB"])[0].id == "docB:c1"
     s.close()
 
