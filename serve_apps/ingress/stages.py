@@ -48,11 +48,26 @@ async def _await(response, stage: str, retry_after: int) -> Any:
         raise Overloaded(f"stage {stage} is at capacity: {err}", retry_after=retry_after) from None
 
 
+def replica_transport(handle):
+    """The handle over the transport this process's Serve is configured for.
+
+    Handles passed to a deployment's constructor were made in the driver, which imported
+    Serve before ``RAY_SERVE_THROUGHPUT_OPTIMIZED`` was set (serve_apps/runner.py sets it
+    for the cluster it starts): they keep Ray actor calls. In a throughput-optimized
+    replica, calls go over the replicas' gRPC servers instead (see the README's Serving
+    section for the measured difference)."""
+    from ray.serve._private.constants import RAY_SERVE_USE_GRPC_BY_DEFAULT
+
+    return handle.options(_by_reference=not RAY_SERVE_USE_GRPC_BY_DEFAULT)
+
+
 class HandleStages:
     """Stages behind DeploymentHandles."""
 
     def __init__(self, graph, dense, pages, rerank, synthesis, documents=None,
                  retry_after: int = 1):
+        graph, dense, pages, rerank, synthesis = map(
+            replica_transport, (graph, dense, pages, rerank, synthesis))
         self._g, self._d, self._p, self._r, self._s = graph, dense, pages, rerank, synthesis
         self._retry = retry_after
         self.documents = HandleProxy(documents, "documents", retry_after) if documents else None
