@@ -73,10 +73,13 @@ def wait_drained(app: str, running_replicas: Callable[[], int], timeout_s: float
 
 class DrainWatch:
     """Inside an Ingress replica: sets ``on_drain`` once the flag appears, then reports
-    ``inflight()`` until the process ends. A daemon thread; cheap (one KV read per poll)."""
+    ``inflight()`` until the process ends. A daemon thread, one KV read per poll: every
+    50 ms that was 8% of the Ingress replica's sampled time under 8 clients (py-spy), a
+    GIL-holding GCS call 20 times a second; every 200 ms a stop still starts refusing
+    within a fifth of a second."""
 
     def __init__(self, app: str, replica: str, inflight: Callable[[], int],
-                 on_drain: Callable[[], None], interval_s: float = 0.05):
+                 on_drain: Callable[[], None], interval_s: float = 0.2):
         self.app, self.replica, self.inflight = app, replica, inflight
         self.on_drain, self.interval_s = on_drain, interval_s
         self.draining = False
