@@ -83,3 +83,51 @@ def test_same_bytes_uploaded_ten_times_at_once_become_one_document(service):
         assert stores.graph.counts("ws")["docs"] == 1
     finally:
         stores.close()
+
+
+def test_decompression_bombs_in_one_upload_are_capped_and_lose_nothing_else(service, tmp_path):
+    """A page image that would decode to 2.7 GB, a PNG that claims 200,000² pixels, a
+    200-inch page box and 10,000 pages, uploaded with a good note in one job: the note is
+    done, each hostile file is done within the caps or failed naming the cap, and the
+    process never grows by more than 1.5 GB."""
+    import sys
+    import threading
+    from pathlib import Path
+
+    import psutil
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import fuzz_parse
+
+    names = ("image_bomb.pdf", "absurd_image.png", "huge_page_box.pdf", "ten_thousand_pages.pdf")
+    files = [(p.name, p.read_bytes()) for p in fuzz_parse.hostile_inputs(tmp_path)
+             if p.name in names] + [("note.txt", NOTE)]
+    proc, peak, stop = psutil.Process(), [0], threading.Event()
+    start = proc.memory_info().rss
+
+    def watch():
+        while not stop.wait(0.05):
+            peak[0] = max(peak[0], proc.memory_info().rss)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+
+    async def go():
+        job = await service.submit("ws", files)
+        await service.wait_idle()
+        return await service.job("ws", job["job_id"])
+
+    try:
+        job = _run(go())
+    finally:
+        stop.set()
+        watcher.join()
+    docs = {d["filename"]: d for d in job["documents"]}
+    assert set(docs) == set(names) | {"note.txt"}, docs
+    assert docs["note.txt"]["status"] == "done"
+    assert docs["image_bomb.pdf"]["status"] == docs["huge_page_box.pdf"]["status"] == "done"
+    assert docs["absurd_image.png"]["status"] == "failed"
+    assert "pixels" in docs["absurd_image.png"]["error"]
+    assert docs["ten_thousand_pages.pdf"]["status"] == "failed"
+    assert "max_pages" in docs["ten_thousand_pages.pdf"]["error"]
+    assert (peak[0] - start) / 2**30 < 1.5, f"grew {(peak[0] - start) / 2**20:.0f} MB"
