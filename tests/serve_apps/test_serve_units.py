@@ -98,6 +98,23 @@ def test_ray_serve_env_follows_the_settings_unless_the_variable_is_set(monkeypat
     assert ray_serve_env(off) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1"}  # the user's wins
 
 
+def test_direct_ingress_takes_the_app_port_only_when_throughput_optimized(monkeypatch):
+    """The Ingress replica answers on the app's port itself (no proxy hop) when docray
+    starts a throughput-optimized cluster; ports the user set win; off without the mode."""
+    from docray.serve_apps.runner import DIRECT_PORT_ENV, ray_serve_env
+    from docray.serve_apps.settings import ServeSettings
+
+    for k in ("RAY_SERVE_THROUGHPUT_OPTIMIZED", *DIRECT_PORT_ENV):
+        monkeypatch.delenv(k, raising=False)
+    two = ServeSettings(stages={"ingress": {"autoscaling": {"max_replicas": 2}}})
+    env = ray_serve_env(two, 8123)
+    assert env[DIRECT_PORT_ENV[0]] == "8123" and int(env[DIRECT_PORT_ENV[1]]) >= 8125
+    assert set(ray_serve_env(ServeSettings(throughput_optimized=False), 8123)) == {
+        "RAY_SERVE_THROUGHPUT_OPTIMIZED"}
+    monkeypatch.setenv(DIRECT_PORT_ENV[0], "31000")
+    assert DIRECT_PORT_ENV[0] not in ray_serve_env(two, 8123)
+
+
 def test_milvus_server_and_in_process_query_use_one_blas_thread(monkeypatch, tmp_path):
     from threadpoolctl import threadpool_info, threadpool_limits
 
