@@ -24,3 +24,8 @@ class Documents:
 
     async def pending(self) -> int:
         return self.service.pending()
+
+    async def check_health(self) -> None:
+        """Serve calls this every few seconds: a restarted replica takes up the jobs the
+        killed one left unfinished without waiting for a request."""
+        self.service.resume_unfinished()

@@ -3,7 +3,9 @@
 One instance owns every write (ingest and delete run one at a time under a lock), so the
 graph file has a single writer; readers in other replicas pick the changes up. Uploaded
 bytes arrive over the handle and are written under ``data_dir/uploads/<job>/``. Job
-records are JSON files under ``data_dir/jobs/`` so they outlive a restart.
+records are JSON files under ``data_dir/jobs/`` so they outlive a restart; a job that an
+instance left queued or running (its replica was killed) is started again by the next
+instance, and the ingest resumes from the catalog, so no document is written twice.
 """
 from __future__ import annotations
 
@@ -58,6 +60,7 @@ class DocumentsService:
         self.catalog = Catalog(root / "catalog.sqlite")
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task] = set()
+        self._resumed = False
 
     # -- job records ---------------------------------------------------------------------
     def _save(self, job: dict[str, Any]) -> None:
@@ -72,8 +75,31 @@ class DocumentsService:
         path = self.jobs_dir / f"{job_id}.json"
         return json.loads(path.read_text()) if path.exists() else None
 
+    def resume_unfinished(self) -> list[str]:
+        """Start again, once per instance, the jobs a previous one left queued or running.
+        Call on the running event loop; returns their ids."""
+        if self._resumed:
+            return []
+        self._resumed, resumed = True, []
+        for path in sorted(self.jobs_dir.glob("*.json")):
+            job = self._load(path.stem)
+            if job is None or job.get("status") not in ("queued", "running"):
+                continue
+            paths = [self.uploads / job["job_id"] / d["filename"] for d in job["documents"]]
+            lost = [p.name for p in paths if not p.exists()]
+            if lost:
+                job["status"], job["error"] = "failed", f"uploaded files lost: {', '.join(lost)}"
+                self._save(job)
+                continue
+            log.warning("resuming ingestion job %s (%d files) that a previous instance left "
+                        "%s", job["job_id"], len(paths), job["status"])
+            self._start(job, paths)
+            resumed.append(job["job_id"])
+        return resumed
+
     async def job(self, workspace: str, job_id: str) -> dict[str, Any] | None:
         """Job status with per-document catalog status; None if not in this workspace."""
+        self.resume_unfinished()
         job = self._load(job_id)
         if job is None or job["workspace"] != workspace:
             return None
@@ -86,6 +112,7 @@ class DocumentsService:
 
     # -- submit and run ------------------------------------------------------------------
     async def submit(self, workspace: str, files: list[tuple[str, bytes]]) -> dict[str, Any]:
+        self.resume_unfinished()
         job_id = uuid.uuid4().hex
         folder = self.uploads / job_id
         folder.mkdir(parents=True)
@@ -100,10 +127,13 @@ class DocumentsService:
         job = {"job_id": job_id, "workspace": workspace, "status": "queued", "documents": docs,
                "error": None}
         self._save(job)
+        self._start(job, paths)
+        return await self.job(workspace, job_id)
+
+    def _start(self, job: dict[str, Any], paths: list[Path]) -> None:
         task = asyncio.create_task(self._run(job, paths))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        return await self.job(workspace, job_id)
 
     async def _run(self, job: dict[str, Any], paths: list[Path]) -> None:
         async with self._lock:
@@ -143,6 +173,7 @@ class DocumentsService:
             stores.close()
 
     async def delete(self, workspace: str, doc_id: str) -> bool:
+        self.resume_unfinished()
         if self.catalog.get(workspace, doc_id) is None:
             return False
         async with self._lock:

@@ -3,6 +3,7 @@ uploads, over the real in-process ingest (MiniLM, milvus-lite, the graph and cat
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -131,3 +132,61 @@ def test_decompression_bombs_in_one_upload_are_capped_and_lose_nothing_else(serv
     assert docs["ten_thousand_pages.pdf"]["status"] == "failed"
     assert "max_pages" in docs["ten_thousand_pages.pdf"]["error"]
     assert (peak[0] - start) / 2**30 < 1.5, f"grew {(peak[0] - start) / 2**20:.0f} MB"
+
+
+def test_a_job_left_running_by_a_killed_instance_is_resumed_once_without_duplicates(tmp_path):
+    """The replica died mid-job: its record says running and one of its two documents is
+    already done. The next instance starts the job again on its first call; the job ends
+    done, each document once in every store."""
+    cfg = config_from_dict({"paths": {"data_dir": str(tmp_path / "data")}})
+    first = DocumentsService(cfg, ingest_fn=ingest_local)
+    other = b"The Borealis pump is cast in Oulu by the Meridian crew since 2004.\n"
+
+    async def submit():
+        job = await first.submit("ws", [("a.txt", NOTE), ("b.txt", other)])
+        await first.wait_idle()
+        return job
+
+    job_id = _run(submit())["job_id"]
+    record = first.jobs_dir / f"{job_id}.json"
+    body = json.loads(record.read_text())
+    body["status"] = "running"  # as the killed instance left it
+    record.write_text(json.dumps(body))
+    stores = Stores.open(cfg)
+    try:
+        b_id = next(d["doc_id"] for d in body["documents"] if d["filename"] == "b.txt")
+        stores.delete_doc("ws", b_id)  # b.txt was not written yet when it died
+    finally:
+        stores.close()
+
+    second = DocumentsService(cfg, ingest_fn=ingest_local)
+
+    async def resume():
+        status = await second.job("ws", job_id)  # the first call takes the job up
+        await second.wait_idle()
+        return status, await second.job("ws", job_id), second.resume_unfinished()
+
+    during, after, again = _run(resume())
+    assert during["status"] in ("queued", "running") and again == []
+    assert after["status"] == "done", after
+    rows = second.catalog.list("ws")
+    assert sorted(r["filename"] for r in rows) == ["a.txt", "b.txt"]
+    assert all(r["status"] == "done" for r in rows)
+    stores = Stores.open(cfg)
+    try:
+        for r in rows:
+            assert stores.dense.count("chunks", workspace="ws", doc_id=r["doc_id"]) == \
+                stores.content.count("ws", r["doc_id"])["chunks"] > 0
+    finally:
+        stores.close()
+
+
+def test_a_job_whose_uploads_are_gone_fails_naming_them(tmp_path):
+    cfg = config_from_dict({"paths": {"data_dir": str(tmp_path / "data")}})
+    service = DocumentsService(cfg, ingest_fn=ingest_local)
+    job_id = "ab" * 16
+    (service.jobs_dir / f"{job_id}.json").write_text(json.dumps({
+        "job_id": job_id, "workspace": "ws", "status": "queued", "error": None,
+        "documents": [{"doc_id": "x", "filename": "gone.pdf", "status": "pending"}]}))
+    status = _run(service.job("ws", job_id))
+    assert status["status"] == "failed" and "gone.pdf" in status["error"]
