@@ -35,6 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CORPUS, QA, RESULTS, ROOT, machine, write_result  # noqa: E402
+from answer_eval import (answer_cached, answerer_config, answers_markdown,  # noqa: E402
+                         correct, dev_split, retrieve_all, row_for, score_answers)
 from baselines import BM25Pages, DenseWindowPages, rrf_pages  # noqa: E402
 
 from docray.engine.config import config_from_dict  # noqa: E402
@@ -45,48 +47,16 @@ WS = "bench"
 ABLATION = "hybrid less graph and page"
 
 
-def numbers(text: str) -> list[float]:
-    out = []
-    for m in re.finditer(r"\(?-?\$?\d[\d,]*(?:\.\d+)?", text):
-        raw = m.group(0)
-        neg = raw.startswith("(") or "-" in raw
-        try:
-            v = float(re.sub(r"[^\d.]", "", raw))
-        except ValueError:
-            continue
-        out.append(-v if neg else v)
-    return out
-
-
-def norm(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-def correct(answer: str, gold: str) -> bool:
-    """Numbers match within 1% (sign-insensitive), or normalised gold ⊂ answer."""
-    g_nums = numbers(gold)
-    if g_nums:
-        a_nums = numbers(answer)
-        return any(abs(abs(a) - abs(g)) <= 0.01 * max(abs(g), 1e-9) for a in a_nums
-                   for g in g_nums)
-    g = norm(gold)
-    return bool(g) and g in norm(answer)
-
-
-def dev_split(qid: str) -> bool:
-    return int(hashlib.md5(qid.encode()).hexdigest(), 16) % 2 == 0
-
-
 def recall(pages: list, gold: set, k: int) -> float:
     return float(any(p in gold for p in pages[:k]))
 
 
 class Bench:
-    def __init__(self, data: Path):
+    def __init__(self, data: Path, synthesize: dict | None = None):
         from docray.engine.cli.query import Session
 
         cfg = config_from_dict({"paths": {"data_dir": str(data), "workspace": WS},
-                                "synthesize": {"abstain_threshold": 0.0}})
+                                "synthesize": synthesize or {"abstain_threshold": 0.0}})
         self.s = Session(cfg=cfg)
         self.docs = {r["filename"]: r["doc_id"] for r in self.s.stores.catalog.list(WS, "done")}
 
@@ -155,48 +125,8 @@ async def answers(bench: Bench, qa: list[dict]) -> dict:
     for item in qa:
         doc_id = bench.docs.get(item["doc"])
         res, dt = await bench.answer(item["question"], [doc_id] if doc_id else None)
-        rows.append({"id": item["id"], "modality": item.get("modality") or "unlabelled",
-                     "unanswerable": item["answer"].strip().lower() == "not answerable",
-                     "confidence": res.answer.confidence, "answer": res.answer.answer,
-                     "correct": correct(res.answer.answer, item["answer"]),
-                     "latency_s": dt, "dev": dev_split(item["id"])})
+        rows.append(row_for(item, res.answer, dt))
     return score_answers(rows)
-
-
-def score_answers(rows: list[dict]) -> dict:
-    from docray.engine.synthesize.abstain import calibrate
-
-    dev = [r for r in rows if r["dev"]]
-    t = calibrate([r["confidence"] for r in dev if not r["unanswerable"]],
-                  [r["confidence"] for r in dev if r["unanswerable"]], 0.10)
-
-    def stats(part: list[dict]) -> dict:
-        ans = [r for r in part if not r["unanswerable"]]
-        una = [r for r in part if r["unanswerable"]]
-        abst = [r for r in part if r["confidence"] < t]
-        acc = [r["correct"] and r["confidence"] >= t for r in ans]
-        return {"n": len(part), "unanswerable": len(una),
-                "answer_accuracy": round(100 * float(np.mean(acc or [0])), 1),
-                "answer_accuracy_ignoring_abstention": round(
-                    100 * float(np.mean([r["correct"] for r in ans] or [0])), 1),
-                "abstain_recall": round(100 * float(np.mean(
-                    [r["confidence"] < t for r in una] or [0])), 1),
-                "abstain_precision": round(100 * float(np.mean(
-                    [r["unanswerable"] for r in abst] or [0])), 1),
-                "false_abstention_rate": round(100 * float(np.mean(
-                    [r["confidence"] < t for r in ans] or [0])), 1)}
-
-    by_mod = defaultdict(list)
-    for r in rows:
-        by_mod[r["modality"]].append(r)
-    lat = np.array([r["latency_s"] for r in rows]) * 1000
-    return {"threshold": round(float(t), 4), "dev": stats(dev),
-            "test": stats([r for r in rows if not r["dev"]]), "all": stats(rows),
-            "by_modality": {m: stats(v) for m, v in sorted(by_mod.items())},
-            "latency_ms": {"p50": round(float(np.percentile(lat, 50)), 1),
-                           "p95": round(float(np.percentile(lat, 95)), 1),
-                           "mean": round(float(lat.mean()), 1)},
-            "samples": rows[:20]}
 
 
 def markdown(result: dict) -> str:
@@ -215,26 +145,9 @@ def markdown(result: dict) -> str:
                      f"{o['R@5']} | {o['R@10']} |")
     lines += by_modality(result)
     a = result["answers"]
-    lines += ["", "## Answers and abstention (hybrid, closed, extractive)", "",
-              "Abstention = the scope check (the question names a year, name or code the "
-              "document never mentions, or a page, figure or table it does not have) or an "
-              "evidence score (lowered by the share of the question's names, codes and years "
-              "the answer's passage never mentions) below the threshold, "
-              f"{a['threshold']}, calibrated on the dev half (≤ 10% false abstentions on dev).",
-              "",
-              "| split | n | accuracy | accuracy ignoring abstention | abstain recall | "
-              "abstain precision | false abstentions |", "|---|---|---|---|---|---|---|"]
-    for split in ("dev", "test", "all"):
-        s = a[split]
-        lines.append(f"| {split} | {s['n']} | {s['answer_accuracy']} | "
-                     f"{s['answer_accuracy_ignoring_abstention']} | {s['abstain_recall']} | "
-                     f"{s['abstain_precision']} | {s['false_abstention_rate']} |")
-    lines += ["", "| modality | n | unanswerable | accuracy | abstain recall | false abstentions |",
-              "|---|---|---|---|---|---|"]
-    for mod, m in a["by_modality"].items():
-        recall_ = m["abstain_recall"] if m["unanswerable"] else "–"  # none to abstain on
-        lines.append(f"| {mod} | {m['n']} | {m['unanswerable']} | {m['answer_accuracy']} "
-                     f"| {recall_} | {m['false_abstention_rate']} |")
+    lines += answers_markdown(a)
+    for name, other in result.get("answers_other", {}).items():
+        lines += answers_markdown(other, f"hybrid, closed, {name}")
     lines += ["", f"Latency (retrieval + answer, in-process, closed): p50 "
               f"{a['latency_ms']['p50']} ms, p95 {a['latency_ms']['p95']} ms.",
               f"Latency (hybrid retrieval + answer, open, whole corpus, "
@@ -290,6 +203,21 @@ async def timed_open(bench: Bench, qa: list[dict], n: int | None = None) -> dict
             "p95": round(float(np.percentile(lat, 95)), 1), "n": len(lat)}
 
 
+def generative(bench: Bench, qa: list[dict], args) -> dict:
+    """{answerer name: scored answers} for ``--answerer``, over the same retrieval (hybrid,
+    closed, top 5) and scope check as the extractive answers, scored by the same code."""
+    if not args.answerer:
+        return {}
+    from docray.engine.retrieve.parts import make_answerer
+
+    cfg = bench.s.cfg.model_copy(update={"synthesize": bench.s.cfg.synthesize.model_copy(
+        update=answerer_config(args.answerer, args.url, args.model))})
+    answerer = make_answerer(cfg, artifacts=bench.s.stores.artifacts(WS))
+    items = retrieve_all(bench, qa, args.data / "answer_cache.pkl")
+    rows = asyncio.run(answer_cached(answerer, bench.s.engine, qa, items))
+    return {f"{args.answerer} ({args.model or cfg.synthesize.model})": score_answers(rows)}
+
+
 def parse_config(parser: str) -> dict:
     if parser == "native":
         return {"backend": "native"}
@@ -339,6 +267,11 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path(".bench/corpus"))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--answerer", choices=("openai",), default=None,
+                    help="Also score this generative answerer (a vLLM OpenAI-compatible "
+                         "server at --url) on the same retrieval, beside the extractive one")
+    ap.add_argument("--url", default=None, help="--answerer: the server's /v1 URL")
+    ap.add_argument("--model", default=None, help="--answerer: the served model id")
     ap.add_argument("--answers-only", action="store_true",
                     help="Re-run only the answer/abstention part and both latencies "
                          "(retrieval unchanged) and replace them in results/quality.json")
@@ -362,6 +295,7 @@ def main() -> None:
         asyncio.run(bench.answer("warm up", None))
         result["open_latency_ms"] = asyncio.run(timed_open(bench, qa))
         result["answers"] = asyncio.run(answers(bench, qa))
+        result["answers_other"] = generative(bench, qa, args)
         result["machine_answers"] = machine()
         write_result("quality", result)
         (RESULTS / "quality.md").write_text(markdown(result))
@@ -378,6 +312,7 @@ def main() -> None:
               "documents": len(bench.docs), "pages_indexed": len(pages)}
     result["open_latency_ms"] = asyncio.run(timed_open(bench, qa))
     result["answers"] = asyncio.run(answers(bench, qa))
+    result["answers_other"] = generative(bench, qa, args)
     result["recall"] = asyncio.run(evaluate(bench, qa, baselines, args.modes.split(",")))
     result["seconds"] = round(time.perf_counter() - t0, 1)
     write_result(name, result)

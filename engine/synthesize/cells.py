@@ -64,6 +64,16 @@ def _overlap_toks(query: set[str], toks: set[str]) -> float:
     return hit / (len(query) ** 0.5 * len(toks) ** 0.5)
 
 
+def _weighted(query: set[str], toks: set[str], weights: dict[str, float] | None) -> float:
+    """Overlap where each query word counts by its weight (1 when not given)."""
+    if not weights:
+        return _overlap_toks(query, toks)
+    if not toks or not query:
+        return 0.0
+    total = sum(weights.get(t, 1.0) for t in query)
+    return sum(weights.get(t, 1.0) for t in query & toks) / (total ** 0.5 * len(toks) ** 0.5)
+
+
 def _has_value(text: str) -> bool:
     return bool(re.search(r"\d", text))
 
@@ -129,7 +139,9 @@ def row_labels(grid: list[list[str]], n_head: int) -> list[tuple[int, str]]:
                       _YEARISH.match(c.strip())), "")
         values = [c for c in row if c != label and parse_value(c) is not None]
         if not values:
-            section = label if label else section
+            # a short heading row; a sentence cut into the table is none
+            if label and len(label.split()) <= 8 and not label[0].islower():
+                section = label.rstrip(": ")
             continue
         out.append((i, f"{section}: {label}" if section and label else label))
     return out
@@ -144,24 +156,28 @@ def _column_score(col: str, kw: set[str], years: list[str]) -> float:
     return score + 0.5 * _overlap(kw - {y for y in years}, col)
 
 
-def _row_score(kw: set[str], label: str, row_label: str) -> float:
+def _row_score(kw: set[str], label: str, row_label: str,
+               weights: dict[str, float] | None = None) -> float:
     """Overlap with the row's own label counts fully, with its section a quarter; a
     total row is a weaker match for a question that asks for no total."""
     own = _toks(row_label)
     strong = kw - _WEAK
-    score = _overlap_toks(kw, own)
+    score = _weighted(kw, own, weights)
     if strong and not strong & own:
         score *= 0.5  # only "total", "net", ... in common
     if "total" in own and "total" not in kw:
         score *= 0.7
     section = _toks(label) - own
-    return score + 0.25 * _overlap_toks(kw, section)
+    return score + 0.25 * _weighted(kw, section, weights)
 
 
 def best_cell(table: TableContent, keywords: list[str], years: list[str],
-              caption: str = "") -> CellHit | None:
+              caption: str = "", weights: dict[str, float] | None = None,
+              percent: bool = False) -> CellHit | None:
     """Best (row, column) match: rows by keyword overlap with their label (and section),
-    columns by the years the question names and keyword overlap with the header path."""
+    each word counting by ``weights`` (rarer words say more), columns by the years the
+    question names, keyword overlap with the header path and, when the question asks
+    for a percent (``percent``), whether the column holds percents."""
     grid = table.grid()
     if len(grid) < 2:
         return None
@@ -176,31 +192,35 @@ def best_cell(table: TableContent, keywords: list[str], years: list[str],
     for i, label in row_labels(grid, n_head):
         row = grid[i]
         own = label.split(": ", 1)[-1]
-        row_score = _row_score(row_kw, label, own)
+        row_score = _row_score(row_kw, label, own, weights)
         if row_score == 0:
             continue
-        by_col = {cols[c]: v for c, cell in enumerate(row) if c < len(cols)
+        by_col = {f"{c}:{cols[c]}": (v, "%" in cell or "%" in cols[c])
+                  for c, cell in enumerate(row) if c < len(cols)
                   and cell != own and (v := parse_value(cell)) is not None}
         for c, value in enumerate(row):
             col = cols[c] if c < len(cols) else ""
             if not value or value == own or parse_value(value) is None:
                 continue
-            score = row_score * (0.5 + _column_score(col, kw, years))
+            is_pct = "%" in value or "%" in col
+            fit = 1.0 if is_pct == percent else (0.85 if percent else 0.95)
+            score = row_score * (0.5 + _column_score(col, kw, years)) * fit
             if best is None or score > best.score:
                 best = CellHit(text=value, row=label, column=col, score=score,
-                               value=parse_value(value), scale=scale,
-                               percent="%" in value or "%" in col, row_index=i,
-                               by_column=by_col)
+                               value=parse_value(value), scale=scale, percent=is_pct,
+                               row_index=i, by_column=by_col)
     return best
 
 
 def year_values(hit: CellHit, years: list[str]) -> list[tuple[str, float]]:
-    """The hit row's values in the columns naming each of ``years``, in their order (one
-    per year; [] unless every year has exactly one column)."""
+    """The hit row's values in the columns naming each of ``years``, in their order: of
+    the columns naming a year, the first of the kind (percent or not) of the hit's own
+    cell ([] unless every year has one)."""
     out = []
     for y in years:
-        vals = [v for col, v in hit.by_column.items() if y in col]
-        if len(vals) < 1:
+        vals = [v for col, (v, pct) in hit.by_column.items()
+                if y in col.split(":", 1)[1] and pct == hit.percent]
+        if not vals:
             return []
         out.append((y, vals[0]))
     return out

@@ -106,10 +106,26 @@ def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
 
 
 _VALUE_MARGIN = 0.85  # how close to the best a value-bearing candidate must be
+_NO_VALUE = 0.7  # confidence kept by an answer that lacks the kind of value asked for
 _SAME_PASSAGE_MARGIN = 0.5  # ... when it is a line of the best candidate's passage
+# How a question is to be answered, not what it is about ("using only the information
+# within the balance sheet", "round your answer to two decimal places").
+_INSTRUCTION = frozenset("""using use only information within shown primarily assume analyst
+answer answers response round rounded decimal decimals places place units unit terms format
+formatted please directly give write calculate compute help basing based relying details
+following question questions resource resources investment banker public equities have has
+had""".split())
 _VALUE_KINDS = ("number", "date", "entity")
 _FIGURE_CUES = re.compile(r"\b(figure|fig\.|chart|graph|plot|diagram|image|picture|slide|"
                           r"map|logo|icon|colou?r|shown|illustrat)", re.I)
+
+
+def _rarity(kw: set[str], passages: list[Passage]) -> dict[str, float]:
+    """Each keyword's weight for picking a table row: 1 / (1 + the passages saying it), so
+    the words every passage shares (the topic, "net sales") count less than the one that
+    says which row ("cheese")."""
+    said = [_toks(p.chunk.text) for p in passages]
+    return {t: 1.0 / (1 + sum(t in s for s in said)) for t in kw}
 
 
 class ExtractiveAnswerer:
@@ -120,25 +136,31 @@ class ExtractiveAnswerer:
         self.threshold, self.encoder, self.spans = threshold, encoder, spans
         self.unsupported_weight = unsupported_weight
 
-    def _table_cands(self, plan, a: Ask, i: int, p: Passage, rel: float) -> list[_Cand]:
+    def _table_cands(self, plan, a: Ask, i: int, p: Passage, rel: float,
+                     weights: dict[str, float]) -> list[_Cand]:
         out = []
         # "total" is a stopword for retrieval, but says which row: "Total net sales"
         # (unless it names the sum asked for over the years)
-        keywords = plan.keywords + (["total"] if a.op != "sum" and re.search(
-            r"\btotal\b", plan.text, re.I) else [])
+        total = a.op != "sum" and re.search(r"\btotal\b", plan.text, re.I)
+        keywords = [k for k in plan.keywords if k not in _INSTRUCTION] + (
+            ["total"] if total else [])
         for u in p.units:
             if u.table is None:
                 continue
-            hit = best_cell(u.table, keywords, plan.years, u.caption)
+            hit = best_cell(u.table, keywords, plan.years, u.caption, weights, a.percent)
             if hit and hit.score > 0.15:
-                _, text = table_answer(hit, a)
-                out.append(_Cand(min(1.0, hit.score) * (0.5 + 0.5 * rel), text, i, hit,
-                                 _cell_line(p.chunk.text, hit.row, hit.text)))
+                value, text = table_answer(hit, a)
+                computed = 1.25 if a.op and " of " in text[len(value):] else 1.0
+                if a.kind == "number" and plan.years and any(y in hit.column
+                                                             for y in plan.years):
+                    computed = max(computed, 1.2)  # row and the year's column both met
+                out.append(_Cand(min(1.0, hit.score * computed) * (0.5 + 0.5 * rel), text,
+                                 i, hit, _cell_line(p.chunk.text, hit.row, hit.text)))
         return out
 
     def _candidates(self, question: str, passages: list[Passage]):
         plan, a = analyze(question), ask(question)
-        kw = {t for k in plan.keywords for t in _toks(k)}
+        kw = {t for k in plan.keywords for t in _toks(k)} - _INSTRUCTION
         top = max((p.score for p in passages), default=1.0) or 1.0
         out: list[_Cand] = []
         asked = _toks(question)
@@ -146,9 +168,10 @@ class ExtractiveAnswerer:
         lines_of = [sentences(p.chunk.text) for p in passages]
         seen = Counter(s for lines in lines_of for s in set(lines))
         running = {s for s, n in seen.items() if n >= 3}  # page headers and footers
+        weights = _rarity(kw, passages)
         for i, p in enumerate(passages):
             rel = p.score / top
-            out += self._table_cands(plan, a, i, p, rel)
+            out += self._table_cands(plan, a, i, p, rel, weights)
             headings = {u.text.strip() for u in p.units if u.modality == "title"}
             # a caption answers a question about the figure, not one about the topic
             off_modality = 0.8 if p.chunk.modality == "image" and not figure_q else 1.0
@@ -232,6 +255,8 @@ class ExtractiveAnswerer:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
         best, (answer, value, support) = self._pick(cands, a, kw, plan)
         strength, idx = best.strength, best.idx
+        if a.kind in _VALUE_KINDS and not value:
+            strength *= _NO_VALUE  # asked for an amount, a date or a name; none found
         missing: list[str] = []
         if self.unsupported_weight:
             missing, checked = unsupported(question, passages[idx].chunk.text,
