@@ -6,9 +6,9 @@ queue bounds from a ``configs/serve/*.yaml`` (:class:`ServeSettings`).
 
 Overload is refused in two places, both with 503 + Retry-After: the ingress admits at most
 ``limits.max_inflight`` queries; past the ingress replica's own bound
-(``max_ongoing_requests`` + ``max_queued_requests``) the Serve proxy refuses requests
-without handing them to the replica at all, which keeps refusals fast when the replica's
-event loop is busy.
+(``max_ongoing_requests`` + ``max_queued_requests``) Serve refuses requests before they
+reach docray's code: the Serve proxy, or with direct ingress (``docray serve``, see
+:func:`~docray.serve_apps.runner.ray_serve_env`) the replica's own HTTP server.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def build_app(cfg: DocrayConfig, settings: ServeSettings | None = None,
 
     def bind(dep, stage: str, *args):
         opts = settings.stage(stage).deployment_options(stage)
-        if stage == "ingress":  # the proxy's own 503s, past the ingress queue, also say when
+        if stage == "ingress":  # Serve's own 503s, past the ingress queue, also say when
             from ray.serve.config import BackpressureConfig
 
             opts["backpressure_config"] = BackpressureConfig(
