@@ -398,3 +398,24 @@ def test_http_artifacts_are_path_safe_and_workspace_bound(client, local):
     r = client.get("/v1/artifacts/default/..%2F..%2Fcatalog.sqlite/x.png",
                    headers={"X-API-Key": "ka"})
     assert r.status_code in (400, 404)
+
+
+def test_handle_stages_use_the_replicas_transport(monkeypatch):
+    """Handles made in the driver kept Ray actor calls although the replicas run
+    throughput-optimized Serve: HandleStages asks for the transport of its own process."""
+    import ray.serve._private.constants as constants
+
+    from docray.serve_apps.ingress.stages import HandleStages
+
+    class Handle:
+        def __init__(self, by_ref=True):
+            self.by_ref = by_ref
+
+        def options(self, _by_reference):
+            return Handle(_by_reference)
+
+    for grpc in (True, False):
+        monkeypatch.setattr(constants, "RAY_SERVE_USE_GRPC_BY_DEFAULT", grpc)
+        stages = HandleStages(*(Handle() for _ in range(5)))
+        assert {h.by_ref for h in (stages._g, stages._d, stages._p, stages._r, stages._s)} == {
+            not grpc}
