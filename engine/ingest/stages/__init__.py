@@ -8,7 +8,9 @@ A row is a plain dict that flows through every stage. Keys set so far:
 * ``chunks``                                    — Chunk JSON list (describe_chunk)
 * ``chunk_vecs``, ``page_nos``, ``page_offsets``, ``page_tokens`` — arrays (encode)
 * ``graph``                                     — nodes/edges JSON (graph)
-* ``timings``                                   — seconds per stage
+* ``timings``                                   — wall seconds per stage
+* ``cpu``                                       — CPU seconds per stage (the worker process,
+                                                  all its threads: what the stage cost)
 * ``llm_failures``                              — items a vLLM pass could not serve
 """
 from __future__ import annotations
@@ -27,8 +29,9 @@ def failed(row: dict[str, Any]) -> bool:
 
 @contextmanager
 def stage(row: dict[str, Any], name: str) -> Iterator[None]:
-    """Time a stage and turn its exception into a recorded failure for this row only."""
-    t0 = time.perf_counter()
+    """Time a stage (wall and process CPU) and turn its exception into a recorded failure
+    for this row only."""
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         yield
     except Exception as err:  # noqa: BLE001 — one bad document must not stop the batch
@@ -36,9 +39,11 @@ def stage(row: dict[str, Any], name: str) -> Iterator[None]:
         row["error"] = f"{name}: {type(err).__name__}: {err}"
         log.warning("%s failed in %s: %s", row.get("path"), name, err)
     finally:
-        timings = dict(row.get("timings") or {})
-        timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
-        row["timings"] = timings
+        for key, spent in (("timings", time.perf_counter() - t0),
+                           ("cpu", time.process_time() - c0)):
+            acc = dict(row.get(key) or {})
+            acc[name] = acc.get(name, 0.0) + spent
+            row[key] = acc
 
 
 def note_failures(row: dict[str, Any], backend: Any) -> None:

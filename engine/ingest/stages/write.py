@@ -84,10 +84,25 @@ def write_row(row: dict[str, Any], stores, commit: bool = True) -> dict[str, Any
     result = {"status": "ok", "filename": doc.filename, "pages": doc.n_pages, "units": units,
               "chunks": len(chunks), "timings": row.get("timings", {}),
               "llm_failures": list(row.get("llm_failures") or []),
+              "profile": doc_profile(doc, row),
               "done": (ws, doc_id, row["path"], doc.filename, doc.n_pages, len(doc.units), stats)}
     if commit:
         commit_rows([result], stores)
     return result
+
+
+def doc_profile(doc: Document, row: dict[str, Any]) -> dict[str, Any]:
+    """What this document cost, for the ingestion profile: stage wall and CPU seconds, and
+    the parse CPU seconds of its text-layer and OCR pages (and the parser's sub-stages)."""
+    meta = doc.meta or {}
+    cpu = meta.get("page_cpu_seconds") or []
+    text_s = sum(c for p, c in zip(doc.pages, cpu) if not p.ocr)
+    return {"file": doc.filename, "pages": doc.n_pages,
+            "ocr_pages": sum(p.ocr for p in doc.pages),
+            "timings": row.get("timings", {}), "cpu": row.get("cpu", {}),
+            "parse_text_cpu": round(text_s, 4),
+            "parse_ocr_cpu": round(sum(cpu) - text_s, 4),
+            "parse_parts": {k: round(v, 4) for k, v in (meta.get("timings") or {}).items()}}
 
 
 def commit_rows(results: list[dict[str, Any]], stores) -> None:

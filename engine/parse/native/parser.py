@@ -52,11 +52,12 @@ class NativeParser:
         ctx = PageContext(self.config, path, doc_id, self.artifacts, figure_ocr=figure_ocr)
         budget = [max_ocr_pages if max_ocr_pages is not None else 1 << 30]
         try:
-            pages, blocks, page_seconds = [], [], []
+            pages, blocks, page_seconds, page_cpu = [], [], [], []
             for i in range(len(pdf)):
-                tp = time.perf_counter()
+                tp, cp = time.perf_counter(), time.process_time()
                 page_rec, page_blocks = self._page(ctx, pdf, i, budget)
                 page_seconds.append(round(time.perf_counter() - tp, 4))
+                page_cpu.append(round(time.process_time() - cp, 4))
                 pages.append(page_rec)
                 blocks.append(page_blocks)
         finally:
@@ -66,7 +67,8 @@ class NativeParser:
             units = self._assemble(ctx, pages, blocks)
         n_ocr = sum(p.ocr for p in pages)
         meta = {"parser": self.name, "timings": ctx.timings, "ocr_pages": n_ocr,
-                "page_seconds": page_seconds, "seconds": time.perf_counter() - t0}
+                "page_seconds": page_seconds, "page_cpu_seconds": page_cpu,
+                "seconds": time.perf_counter() - t0}
         return Document(doc_id=doc_id, source=str(path), filename=path.name,
                         n_pages=len(pages), pages=pages, units=units, meta=meta)
 
