@@ -15,7 +15,7 @@ A, B = {"Authorization": "Bearer key-a"}, {"X-API-Key": "key-b"}
 
 
 @pytest.fixture(scope="module")
-def app_url(sample_data):
+def app_runner(sample_data):
     from docray.engine.config import config_from_dict
     from docray.serve_apps.milvus_server import free_port
     from docray.serve_apps.runner import ServeRunner
@@ -26,9 +26,14 @@ def app_url(sample_data):
     settings = load_serve_settings("configs/serve/test.yaml")
     settings.milvus_port = free_port()
     runner = ServeRunner(cfg, settings)
-    url = runner.start()
-    yield url
+    runner.start()
+    yield runner
     runner.stop()
+
+
+@pytest.fixture(scope="module")
+def app_url(app_runner):
+    return app_runner.url
 
 
 def test_query_round_trip_and_docs(app_url):
@@ -127,3 +132,25 @@ def test_overload_returns_fast_503_with_retry_after(app_url):
     assert all(r.headers.get("retry-after") == "1" for r, _ in rejected)
     assert json.loads(rejected[0][0].text)["retryable"] is True
     assert min(dt for _, dt in rejected) < 2.0
+
+
+def test_served_evidence_equals_in_process_engine(app_runner):
+    """Serving changes where the stages run, never the ranking: the served answer and its
+    evidence (order, pages, units, scores) equal the in-process engine's over the same
+    stores (the app's milvus-lite server)."""
+    from docray.engine.cli.query import Session
+
+    cfg = app_runner.cfg.model_copy(deep=True)
+    cfg.milvus.uri = app_runner.milvus.uri
+    session = Session(cfg=cfg)
+    try:
+        for q in QUESTIONS[:4]:
+            body = {"question": q, "doc": "northwind_annual_report_2023.pdf", "top_k": 5}
+            r = httpx.post(f"{app_runner.url}/v1/query", json=body, headers=A, timeout=60)
+            assert r.status_code == 200, r.text
+            mine = json.loads(json.dumps(asyncio.run(session.ask(q, "default", body["doc"]))))
+            served = r.json()  # both as JSON (a bbox tuple is a list there)
+            assert served["answer"] == mine["answer"]
+            assert served["evidence"] == mine["evidence"], q
+    finally:
+        session.close()
