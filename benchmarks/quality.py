@@ -5,11 +5,18 @@
 
 Reports, for every mode and for the BM25 / dense / RRF page baselines computed in this
 same run: page recall@1/5/10 closed (within the question's document) and open (all
-pages), per modality; answer accuracy (normalised number/string match) for answerable
-questions; abstention precision/recall on the unanswerable ones with the threshold
-calibrated on the dev half (ids hashed even) and reported on the test half; p50/p95
+pages), per modality; answer accuracy (normalised number/string match) and exact match for
+answerable questions, per half and per modality; abstention precision/recall on the
+unanswerable ones with the threshold calibrated on the dev half (ids hashed even; at most
+5% false abstentions there) and reported on the test half (benchmarks/answer_eval.py: the
+scoring, and a cached answer-only loop for tuning on dev); p50/p95
 in-process latency (retrieval + extractive answer). Writes results/quality.json,
 results/quality.md and results/quality.png.
+
+    python benchmarks/quality.py --answerer openai --url http://gpu:8000/v1 --model M
+
+scores a generative answerer (a vLLM OpenAI-compatible server) on the same retrieval by
+the same code, beside the extractive answers (``answers_other`` in the results).
 
     python benchmarks/quality.py --parser mineru --docs 10   # and --parser native
 
