@@ -37,6 +37,7 @@ from docray.engine.synthesize.values import value_span
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _LEADER = re.compile(r"(?:\.\s?){5,}|…{2,}")  # a contents line's dot leader
+_COLUMNS = "Columns: "  # the header listing a table chunk opens with (describe/structural.py)
 
 
 def sentences(text: str) -> list[str]:
@@ -177,7 +178,8 @@ class ExtractiveAnswerer:
             off_modality = 0.8 if p.chunk.modality == "image" and not figure_q else 1.0
             lines = lines_of[i]
             if any(u.table is not None for u in p.units):  # the cell graph reads those
-                lines = [s for s in lines if " | " not in s]
+                # (the rows, and the header listing: a column header is never the answer)
+                lines = [s for s in lines if " | " not in s and not s.startswith(_COLUMNS)]
             cased = any(s[0].isupper() for s in lines)
             for s in lines:
                 toks = _toks(s)

@@ -110,7 +110,10 @@ def _driver(cluster: LocalCluster, docs: list[Path], cfg_path: Path, log: Path):
 def _summary(proc: subprocess.Popen, log: Path, timeout_s: float = 240) -> dict:
     out, _ = proc.communicate(timeout=timeout_s)
     assert proc.returncode == 0, log.read_text()[-3000:]
-    return json.loads(out.strip().splitlines()[-1])
+    # the summary is the last JSON line: Ray's log monitor may print raylet notes after it
+    # (a node is killed in one test)
+    return json.loads(next(line for line in reversed(out.strip().splitlines())
+                           if line.startswith("{")))
 
 
 def _names(state: dict) -> dict[str, str]:
