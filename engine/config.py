@@ -218,15 +218,8 @@ class IngestConfig(_Strict):
     commit_every_docs: int = Field(8, ge=1, description="Mark documents done in batches of "
                                    "this many (one graph save per batch).")
     commit_every_s: float = Field(20.0, gt=0, description="…or at least this often.")
-    encoder_threads: int = Field(2, ge=1, description="torch threads per encoder actor (and "
-                                 "its OMP/MKL pool size, set in the actor's runtime_env).")
-    omp_wait_policy: Literal["passive", "active"] = Field(
-        "passive", description="OMP_WAIT_POLICY of the ingest workers: passive puts an idle "
-        "OpenMP thread to sleep; active spins it on its core, which on a small machine takes "
-        "that core from the other stages.")
-    largest_first: bool = Field(True, description="Ray: start the largest files first, so the "
-                                "run does not end on one long document with the other cores "
-                                "idle (longest-processing-time-first order).")
+    encoder_threads: int = Field(2, ge=1, description="torch threads per encoder actor (Ray "
+                                 "sets 1 for fractional-CPU actors).")
     encode_batch_size: int = Field(64, ge=1)
     num_gpus_per_actor: float = Field(0.0, ge=0)
     page_actors: int = Field(1, ge=1, description="Actors of the page-image encoder stage "

@@ -10,7 +10,6 @@ ingestion benchmark compares the two.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from typing import Any, Callable, Iterable
 
@@ -27,10 +26,10 @@ Progress = Callable[[dict[str, Any]], None]
 
 def _parse_task(row: dict[str, Any], cfg_json: str) -> dict[str, Any]:
     from docray.engine.ingest.stages.parse import parse_row
-    from docray.engine.ingest.threads import set_worker_threads
+    from docray.engine.parse.native.ocr import set_threads
 
     cfg = DocrayConfig.model_validate_json(cfg_json)
-    set_worker_threads(0, cfg.ingest.parse_threads)
+    set_threads(cfg.ingest.parse_threads)
     return parse_row(row, cfg)
 
 
@@ -57,56 +56,19 @@ def init_ray(cfg: DocrayConfig) -> None:
 
 
 def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
-    """The Ray Data plan. Fractional CPUs let every stage schedule on 2 cores; each stage's
-    workers get their thread counts in their environment (:mod:`.threads`)."""
+    """The Ray Data plan. Fractional CPUs let every stage schedule on 2 cores."""
     import ray
 
+    from docray.engine.ingest.stages.describe_chunk import DescribeChunkFn
     from docray.engine.ingest.stages.encode import EncodeActor
-    from docray.engine.ingest.stages.prepare import PrepareFn, fused
-    from docray.engine.ingest.threads import remote_args
+    from docray.engine.ingest.stages.graph import GraphFn
 
     cfg_json = cfg.model_dump_json()
     ing = cfg.ingest
     ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
-    if fused(cfg):  # parse → describe+chunk → graph in one worker
-        # One document in flight per actor: a queue behind a long document would leave
-        # the other actor idle at the end of the run.
-        ds = ds.map(PrepareFn, fn_constructor_args=(cfg_json,), num_cpus=ing.parse_num_cpus,
-                    compute=ray.data.ActorPoolStrategy(size=ing.parse_concurrency,
-                                                       max_tasks_in_flight_per_actor=1),
-                    **remote_args(ing, "prepare"))
-    else:
-        ds = _staged(ds, cfg)
-    ds = ds.map(EncodeActor, fn_constructor_args=(cfg_json,), num_cpus=0.5,
-                num_gpus=ing.num_gpus_per_actor or None,
-                resources=dict(ing.encoder_resources) or None,
-                compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors),
-                **remote_args(ing, "encode"))
-    if needs_page_stage(cfg):  # page renders -> ColPali multi-vectors, on their own actors
-        from docray.engine.ingest.stages.pages import PageEncodeActor
-
-        ds = ds.map(PageEncodeActor, fn_constructor_args=(cfg_json,),
-                    num_cpus=ing.page_num_cpus, num_gpus=ing.page_num_gpus or None,
-                    compute=ray.data.ActorPoolStrategy(size=ing.page_actors),
-                    **remote_args(ing, "pages"))
-    return ds
-
-
-def _staged(ds, cfg: DocrayConfig):
-    """Parse, describe+chunk and graph as separate operators, with the vLLM passes (each a
-    barrier over the whole batch) between them."""
-    import ray
-
-    from docray.engine.ingest.stages.describe_chunk import DescribeChunkFn
-    from docray.engine.ingest.stages.graph import GraphFn
-    from docray.engine.ingest.threads import remote_args
-
-    cfg_json = cfg.model_dump_json()
-    ing = cfg.ingest
     one = ray.data.ActorPoolStrategy(size=1)
     ds = ds.map(_parse_task, fn_kwargs={"cfg_json": cfg_json}, num_cpus=ing.parse_num_cpus,
-                compute=ray.data.TaskPoolStrategy(size=ing.parse_concurrency),
-                **remote_args(ing, "parse"))
+                compute=ray.data.TaskPoolStrategy(size=ing.parse_concurrency))
     replies = None
     if cfg.describe.backend == "vllm":  # a batch pass on ray.data.llm over every unit
         ds, replies = _llm_pass(ds, cfg, "describe")
@@ -115,7 +77,18 @@ def _staged(ds, cfg: DocrayConfig):
     replies = None
     if cfg.extract.backend == "vllm":
         ds, replies = _llm_pass(ds, cfg, "extract")
-    return ds.map(GraphFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25, compute=one)
+    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25, compute=one)
+    ds = ds.map(EncodeActor, fn_constructor_args=(cfg_json,), num_cpus=0.5,
+                num_gpus=ing.num_gpus_per_actor or None,
+                resources=dict(ing.encoder_resources) or None,
+                compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors))
+    if needs_page_stage(cfg):  # page renders -> ColPali multi-vectors, on their own actors
+        from docray.engine.ingest.stages.pages import PageEncodeActor
+
+        ds = ds.map(PageEncodeActor, fn_constructor_args=(cfg_json,),
+                    num_cpus=ing.page_num_cpus, num_gpus=ing.page_num_gpus or None,
+                    compute=ray.data.ActorPoolStrategy(size=ing.page_actors))
+    return ds
 
 
 def _llm_pass(ds, cfg: DocrayConfig, stage: str):
@@ -188,28 +161,13 @@ def ingest(paths: Iterable, cfg: DocrayConfig, workspace: str | None = None,
     try:
         if plan.todo:
             init_ray(cfg)
-            ds = build_dataset(_order(plan.todo, cfg), cfg)
+            ds = build_dataset(plan.todo, cfg)
             _run(ds.iter_rows(), stores, summary, progress)
     finally:
         summary.seconds = time.perf_counter() - t0
         summary.graph = stores.graph.counts(summary.workspace)
         stores.close()
     return summary
-
-
-def _order(rows: list[dict[str, Any]], cfg: DocrayConfig) -> list[dict[str, Any]]:
-    """Largest files first (``ingest.largest_first``): bytes stand in for the work, and
-    scanned decks, the dearest pages, are the largest files per page."""
-    if not cfg.ingest.largest_first:
-        return rows
-
-    def size(row: dict[str, Any]) -> int:
-        try:
-            return os.stat(row["path"]).st_size
-        except OSError:
-            return 0
-
-    return sorted(rows, key=size, reverse=True)
 
 
 def _page_stage(cfg_json: str):

@@ -144,11 +144,12 @@ class EncodeActor:
     """Ray actor-pool wrapper: loads the encoders once per actor."""
 
     def __init__(self, cfg_json: str):
+        import torch
+
         from docray.engine.embed import get_text_encoder
-        from docray.engine.ingest.threads import set_worker_threads
 
         self.cfg = DocrayConfig.model_validate_json(cfg_json)
-        set_worker_threads(self.cfg.ingest.encoder_threads)
+        torch.set_num_threads(self.cfg.ingest.encoder_threads)
         self.text = get_text_encoder(self.cfg.embed.text)
         self.names = CachedTexts(self.text)
 

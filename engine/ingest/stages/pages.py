@@ -43,11 +43,12 @@ class PageEncodeActor:
     """Ray actor-pool wrapper: loads the page encoder once per actor."""
 
     def __init__(self, cfg_json: str):
+        import torch
+
         from docray.engine.embed import get_page_encoder
-        from docray.engine.ingest.threads import set_worker_threads
 
         self.cfg = DocrayConfig.model_validate_json(cfg_json)
-        set_worker_threads(self.cfg.ingest.encoder_threads)
+        torch.set_num_threads(self.cfg.ingest.encoder_threads)
         self.encoder = get_page_encoder(self.cfg.embed.page)
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
