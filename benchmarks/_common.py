@@ -16,13 +16,39 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 QA = ROOT.parent / "shared" / "eval" / "qa.jsonl"
 
 
-class PeakRSS:
+class Sampler:
+    """A background thread that calls ``_sample()`` every ``every_s`` while the ``with``
+    block runs, and once more at its end."""
+
+    every_s = 0.5
+
+    def _sample(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            time.sleep(self.every_s)
+
+    def __enter__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._sample()
+        self._stop.set()
+        self._thread.join()
+
+
+class PeakRSS(Sampler):
     """Samples the RSS of this process and all its descendants (Ray workers included)."""
 
     def __init__(self, every_s: float = 0.5):
-        self.every_s, self.peak, self._stop = every_s, 0, threading.Event()
+        self.every_s, self.peak = every_s, 0
 
-    def _sample(self) -> int:
+    def _sample(self) -> None:
         me = psutil.Process()
         total = me.memory_info().rss
         for child in me.children(recursive=True):
@@ -30,21 +56,7 @@ class PeakRSS:
                 total += child.memory_info().rss
             except psutil.Error:
                 pass
-        return total
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._sample())
-            time.sleep(self.every_s)
-
-    def __enter__(self) -> "PeakRSS":
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
+        self.peak = max(self.peak, total)
 
     @property
     def peak_mb(self) -> float:

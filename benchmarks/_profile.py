@@ -14,11 +14,11 @@ The figures:
 """
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
 import psutil
+
+from _common import Sampler
 
 _MB = 2 ** 20
 
@@ -37,14 +37,14 @@ def _label(proc: psutil.Process) -> str:
     return name
 
 
-class TreeSampler:
+class TreeSampler(Sampler):
     """Samples this process and its descendants every ``every_s``: peak summed RSS (the
     benchmark's historic figure; it counts shared pages, e.g. the object store, once per
     process that maps them), peak summed PSS (shares split), and per process its peak
     RSS/PSS and last CPU seconds."""
 
     def __init__(self, every_s: float = 0.5):
-        self.every_s, self._stop = every_s, threading.Event()
+        self.every_s = every_s
         self.peak_rss = self.peak_pss = 0
         self.procs: dict[int, dict[str, Any]] = {}
         self.cpu0 = sum(psutil.Process().cpu_times()[:2])
@@ -68,21 +68,6 @@ class TreeSampler:
             rec["cpu"] = max(rec["cpu"], cpu)
             rss, pss = rss + mem.rss, pss + mem.pss
         self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._sample()
-            time.sleep(self.every_s)
-
-    def __enter__(self) -> "TreeSampler":
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._sample()
-        self._stop.set()
-        self._thread.join()
 
     @property
     def tree_cpu_s(self) -> float:
