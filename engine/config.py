@@ -164,6 +164,17 @@ class MilvusConfig(_Strict):
         "hashes workspaces into shared partitions, for a Milvus server with more workspaces "
         "than its partition limit (1,024 by default); workspaces hashed together move each "
         "other's BM25 scores. Existing collections keep the layout they were created with.")
+    bm25: Literal["client", "server"] = Field(
+        "client", description="Who scores BM25 in new collections. `client`: docray writes "
+        "each row's BM25 vector and keeps document frequencies per workspace "
+        "(docray.engine.index.bm25), Milvus takes the inner product; scores depend only on the "
+        "workspace's rows. `server`: Milvus's BM25 function, whose statistics are per segment "
+        "(milvus-lite: a flush makes one, compaction merges them), so scores move as segments "
+        "merge. Existing collections keep the mode they were created with.")
+    bm25_avgdl: float = Field(
+        150.0, gt=0, description="client BM25: the average row length (words) that length "
+        "normalisation assumes; fixed, so a row's vector never needs rewriting (qa.jsonl "
+        "corpus: 149 words per chunk with its label and heading).")
 
 
 class PageIndexConfig(_Strict):

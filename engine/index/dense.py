@@ -30,10 +30,13 @@ import numpy as np
 from docray.engine.config import MilvusConfig
 from docray.engine.embed.base import l2_normalize
 from docray.engine.errors import BadInput, ConfigError, Corrupt, Unavailable
+from docray.engine.index.dense_index import (INDEX_PARAMS, METRIC, SEARCH_PARAMS,
+                                             match_index)
 from docray.engine.index.doc_partitions import DocPartitions
 from docray.engine.index.milvus_rows import (ID_BYTES, TEXT_BYTES, build_filter,
                                              check_server_version, load_pymilvus_lazy_imports,
                                              locked, query_vector, row_id, truncate_bytes)
+from docray.engine.index.sparse import SparseText, uses_bm25_function
 from docray.engine.index.tenancy import Partitions, uses_partition_key, workspace_tag
 from docray.engine.model import Chunk
 
@@ -41,11 +44,6 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 COLLECTIONS = ("chunks", "entities", "relations")
 _REF_KEYS = ("chunk_id", "entity_id", "relation_id")
-METRIC = "IP"  # over unit vectors: cosine without a norm per row per search
-_INDEX_PARAMS = {"FLAT": {}, "IVF_FLAT": {"nlist": 128}, "IVF_SQ8": {"nlist": 128},
-                 "HNSW": {"M": 16, "efConstruction": 200}}
-_SEARCH_PARAMS = {"FLAT": {}, "IVF_FLAT": {"nprobe": 16}, "IVF_SQ8": {"nprobe": 16},
-                  "HNSW": {"ef": 128}}
 
 
 @dataclass
@@ -106,19 +104,26 @@ class MilvusDenseStore:
         self.names = {c: f"{config.collection_prefix}_{c}" for c in COLLECTIONS}
         self.metric: dict[str, str] = {}  # collection → its dense index's metric
         chunks = self.names["chunks"]
+        exists = self.client.has_collection(chunks)
         self.parts = Partitions(self.client, not uses_partition_key(self.client, chunks)
-                                if self.client.has_collection(chunks)
-                                else config.tenancy == "partitions")
+                                if exists else config.tenancy == "partitions")
         if not self.parts.explicit:
             log.info("%s routes workspaces by a partition key: workspaces hashed together share "
                      "BM25 statistics (docray.engine.index.tenancy)", chunks)
+        self.sparse = SparseText(
+            self.client, ("server" if uses_bm25_function(self.client, chunks) else "client")
+            if exists else config.bm25, self.manifest_path.with_name(
+                self.manifest_path.name.replace("manifest.json", "bm25.sqlite")),
+            config.bm25_avgdl)
         for name in self.names.values():
             self._ensure(name)
         self.by_doc = DocPartitions(self.client, self.names["chunks"], config.doc_partitions,
                                     self._create, self._check_manifest, self._write_manifest,
-                                    self.parts)
+                                    self.parts, self.sparse.copy_fields)
         with locked(self.manifest_path.with_name(self.manifest_path.name + ".lock")):
             self._write_manifest()  # another process's record of the copy is kept
+            for coll, name in self.names.items():
+                self.sparse.ensure_counted(coll, name)
             self.by_doc.open()
         if self.by_doc.active:  # index type or metric changed since the copy was built
             self._match_index(self.by_doc.name)
@@ -168,7 +173,7 @@ class MilvusDenseStore:
     def _create(self, name: str, partition_key: bool = True) -> None:
         """An empty collection; ``workspace`` is its partition key in the ``partition_key``
         layout unless the caller partitions it (the copy by document)."""
-        from pymilvus import DataType, Function, FunctionType
+        from pymilvus import DataType
 
         c = self.client
         s = c.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -178,54 +183,24 @@ class MilvusDenseStore:
         s.add_field("doc_id", DataType.VARCHAR, max_length=128)
         s.add_field("modality", DataType.VARCHAR, max_length=32)
         s.add_field("page", DataType.INT64)
-        s.add_field("text", DataType.VARCHAR, max_length=TEXT_BYTES, enable_analyzer=True)
+        s.add_field("text", DataType.VARCHAR, max_length=TEXT_BYTES,
+                    enable_analyzer=not self.sparse.client_side)
         s.add_field("payload", DataType.JSON)
         s.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
         s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        s.add_function(Function(name=f"{name}_bm25", function_type=FunctionType.BM25,
-                                input_field_names=["text"], output_field_names=["sparse"]))
+        self.sparse.add_to_schema(s, name)
         metric = self.metric.get(self.names["chunks"], METRIC)  # the copy scores as its source
         idx = c.prepare_index_params()
         idx.add_index("dense", index_type=self.config.index_type, metric_type=metric,
-                      params=_INDEX_PARAMS[self.config.index_type])
-        idx.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+                      params=INDEX_PARAMS[self.config.index_type])
+        idx.add_index("sparse", index_type="SPARSE_INVERTED_INDEX",
+                      metric_type=self.sparse.metric)
         c.create_collection(name, schema=s, index_params=idx)
         self.metric[name] = metric
         log.info("created Milvus collection %s (dim %d) at %s", name, self.dim, self.uri)
 
     def _match_index(self, name: str) -> None:
-        """Rebuild the dense index when the config names another type than the collection
-        has (say a FLAT db opened with HNSW), or when a COSINE index holds unit vectors
-        (then IP scores the same, cheaper). The first process to open it after the change
-        rebuilds it; the rows stay as they are."""
-        c, want = self.client, self.config.index_type
-        try:
-            info = c.describe_index(name, "dense")
-            got, metric = info.get("index_type"), info.get("metric_type", "COSINE")
-        except Exception as err:  # noqa: BLE001 — no index yet, or an older server
-            log.debug("no dense index found on %s: %s", name, err)
-            got, metric = None, "COSINE"
-        to = METRIC if metric != METRIC and self._unit_rows(name) else metric
-        self.metric[name] = to
-        if (got, metric) == (want, to):
-            return
-        log.info("rebuilding the dense index of %s: %s %s -> %s %s", name, got, metric, want, to)
-        c.release_collection(name)
-        if got is not None:
-            c.drop_index(name, "dense")
-        idx = c.prepare_index_params()
-        idx.add_index("dense", index_type=want, metric_type=to, params=_INDEX_PARAMS[want])
-        c.create_index(name, idx)
-
-    def _unit_rows(self, name: str, sample: int = 2000) -> bool:
-        """Whether the collection's stored vectors (a sample) all have unit length."""
-        self.client.load_collection(name)
-        rows = self.client.query(name, filter="page >= 0", output_fields=["dense"],
-                                 limit=sample)
-        if not rows:
-            return True
-        norms = np.linalg.norm(np.asarray([r["dense"] for r in rows], np.float32), axis=1)
-        return bool(np.all(np.abs(norms - 1.0) < 1e-3))
+        self.metric[name] = match_index(self.client, name, self.config.index_type)
 
     # -- writes ---------------------------------------------------------------------------
     def _vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:
@@ -267,6 +242,7 @@ class MilvusDenseStore:
                  "payload": {"chunk_id": c.chunk_id, "pages": c.pages, "unit_ids": c.unit_ids,
                              "section": c.section, "bbox": list(c.bbox) if c.bbox else None},
                  "dense": v.tolist()} for c, v in zip(chunks, vecs)]
+        self.sparse.fill("chunks", rows)
         self.by_doc.upsert(rows)  # first: an ingest that dies in between is redone
         self._upsert("chunks", rows)
 
@@ -279,6 +255,7 @@ class MilvusDenseStore:
                  "workspace": workspace, "doc_id": doc_id, "modality": key, "page": 0,
                  "text": truncate_bytes(t, TEXT_BYTES), "payload": {**p, f"{key}_id": i},
                  "dense": v.tolist()} for i, t, v, p in zip(ids, texts, vecs, payloads)]
+        self.sparse.fill(collection, rows)
         self._upsert(collection, rows)
 
     def upsert_entities(self, workspace: str, doc_id: str, ids: Sequence[str],
@@ -297,16 +274,20 @@ class MilvusDenseStore:
     def delete_doc(self, workspace: str, doc_id: str) -> None:
         expr = build_filter(workspace, [doc_id])
         self.by_doc.delete(expr)
-        for name in self.names.values():
+        for coll, name in self.names.items():
             self.client.delete(name, filter=expr)
             self.client.flush(name)
+            self.sparse.delete_doc(coll, workspace, doc_id)
 
     # -- reads ----------------------------------------------------------------------------
     def _name(self, collection: str) -> str:
-        if collection in self.names:
-            return self.names[collection]
-        if collection in self.names.values():
-            return collection
+        return self.names[self._key(collection)]
+
+    def _key(self, collection: str) -> str:
+        """``chunks`` for ``chunks`` or its Milvus name."""
+        for key, name in self.names.items():
+            if collection in (key, name):
+                return key
         raise BadInput("collection", f"{collection!r} is not one of {', '.join(COLLECTIONS)}")
 
     def count(self, collection: str = "chunks", workspace: str | None = None,
@@ -342,7 +323,7 @@ class MilvusDenseStore:
 
     def _dense_params(self, name: str) -> dict[str, Any]:
         return {"metric_type": self.metric.get(name, METRIC),
-                "params": _SEARCH_PARAMS[self.config.index_type]}
+                "params": SEARCH_PARAMS[self.config.index_type]}
 
     def search_dense(self, query_vec: np.ndarray, k: int, workspace: str,
                      doc_ids: Sequence[str] | None = None,
@@ -369,15 +350,17 @@ class MilvusDenseStore:
                       fields: Sequence[str] | None = None) -> list[DenseHit]:
         """BM25 over ``text`` (scores are positive; larger is better); ``fields`` as in
         :meth:`search_dense`."""
-        if not query_text.strip():
+        query = self.sparse.query(self._key(collection), workspace, query_text)
+        if not query:
             return []
         name, parts = self._target(collection, workspace, doc_ids)
         if parts == []:
             return []
         res = self.client.search(
-            name, data=[query_text], anns_field="sparse", limit=k,
+            name, data=[query], anns_field="sparse", limit=k,
             filter=build_filter(workspace, doc_ids, modalities, pages), partition_names=parts,
-            output_fields=list(fields or self._FIELDS), search_params={"metric_type": "BM25"})
+            output_fields=list(fields or self._FIELDS),
+            search_params={"metric_type": self.sparse.metric})
         return self._hits(res, workspace, bm25=True)
 
     def search_hybrid(self, query_text: str, query_vec: np.ndarray, k: int, workspace: str,
@@ -390,7 +373,8 @@ class MilvusDenseStore:
         sparse) when ``weights`` is given."""
         from pymilvus import AnnSearchRequest, RRFRanker, WeightedRanker
 
-        if not query_text.strip():
+        query = self.sparse.query(self._key(collection), workspace, query_text)
+        if not query:
             return self.search_dense(query_vec, k, workspace, doc_ids, modalities, pages,
                                      collection)
         expr, limit = build_filter(workspace, doc_ids, modalities, pages), candidates or max(k, 50)
@@ -399,8 +383,8 @@ class MilvusDenseStore:
             return []
         reqs = [AnnSearchRequest(data=[query_vector(query_vec)], anns_field="dense", limit=limit,
                                  expr=expr, param=self._dense_params(name)),
-                AnnSearchRequest(data=[query_text], anns_field="sparse", limit=limit, expr=expr,
-                                 param={"metric_type": "BM25"})]
+                AnnSearchRequest(data=[query], anns_field="sparse", limit=limit, expr=expr,
+                                 param={"metric_type": self.sparse.metric})]
         ranker = WeightedRanker(*weights) if weights else RRFRanker(60)
         res = self.client.hybrid_search(name, reqs, ranker, limit=k, partition_names=parts,
                                         output_fields=self._FIELDS)
@@ -408,3 +392,4 @@ class MilvusDenseStore:
 
     def close(self) -> None:
         self.client.close()
+        self.sparse.close()

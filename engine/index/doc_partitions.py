@@ -12,9 +12,10 @@ a document of one workspace never shares BM25 statistics with another workspace'
 of a collection with the ``partition_key`` layout keeps the ``d<k>`` partitions shared by
 all workspaces.
 
-Unscoped searches stay on the chunk collection: milvus-lite keeps BM25 statistics per
-segment, and per-partition IDF cost 7 points of open BM25 recall@5 on qa.jsonl while
-scoped recall held (76.3 -> 76.6).
+Unscoped searches stay on the chunk collection. (With Milvus's own BM25, statistics are
+kept per segment, and per-partition IDF cost 7 points of open BM25 recall@5 on qa.jsonl;
+docray's own BM25 statistics, :mod:`.bm25`, are the workspace's whichever partitions a
+search reads.)
 
 Consistency: writes reach the copy before the chunk collection (an ingest that dies
 between the two is redone by its resume), deletes likewise. The copy of an existing
@@ -48,12 +49,14 @@ class DocPartitions:
 
     ``create(name, partition_key)`` makes an empty collection with the store's schema;
     ``ready()`` / ``mark_ready(n)`` read and write the store's manifest entry; ``parts``
-    the store's partitions (their layout, and those that exist)."""
+    the store's partitions (their layout, and those that exist); ``copy_fields`` picks the
+    source fields a copied row carries (not a field Milvus derives)."""
 
     def __init__(self, client, source: str, n: int, create: Callable[[str, bool], None],
                  ready: Callable[[], int], mark_ready: Callable[[int], None],
-                 parts: Partitions):
+                 parts: Partitions, copy_fields: Callable[[list[str]], list[str]]):
         self.client, self.source, self.n, self.parts = client, source, int(n), parts
+        self._copy_fields = copy_fields
         self.name = f"{source}_by_doc"
         self._create, self._ready, self._mark_ready = create, ready, mark_ready
         self.active = False
@@ -89,7 +92,7 @@ class DocPartitions:
         c = self.client
         c.load_collection(self.source)
         names = [f["name"] for f in c.describe_collection(self.source)["fields"]]
-        fields = [f for f in names if f != "sparse"]  # BM25 output: Milvus derives it
+        fields = self._copy_fields(names)
         it = c.query_iterator(self.source, batch_size=COPY_BATCH, filter="page >= 0",
                               output_fields=fields)
         copied = 0

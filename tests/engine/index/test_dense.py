@@ -199,10 +199,10 @@ def test_vectors_are_stored_at_unit_length_and_scored_by_inner_product(store):
 
 
 def _cosine_collection(tmp_path, vectors):
-    """A collection as an older docray wrote it: workspace partition key, COSINE index,
-    vectors as given, no copy by document."""
+    """A collection as an older docray wrote it: workspace partition key, Milvus's BM25,
+    COSINE index, vectors as given, no copy by document."""
     s = MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t", doc_partitions=0,
-                                      tenancy="partition_key"),
+                                      tenancy="partition_key", bm25="server"),
                          tmp_path, dim=DIM, encoder="fake")
     name = s.names["chunks"]
     s.client.release_collection(name)

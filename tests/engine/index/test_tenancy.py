@@ -1,10 +1,12 @@
-"""No workspace's writes reach another's BM25 statistics: each has partitions of its own.
+"""No workspace's writes reach another's BM25 statistics.
 
-milvus-lite keeps BM25 statistics per segment, over every row of the segment. Under the
-older layout (workspace partition key; the copy by document hashing every workspace's
-documents into shared partitions) rows of workspace B landed in segments beside A's, and
-A's scores moved. The second test shows that mechanism on the old layout, so the first one
-is known to test something that could fail."""
+milvus-lite's BM25 function keeps statistics per segment, over every row of the segment.
+Under the older layout (workspace partition key; the copy by document hashing every
+workspace's documents into shared partitions) rows of workspace B landed in segments beside
+A's, and A's scores moved: the second test shows that mechanism (Milvus's BM25, shared
+partitions), so the others are known to test something that could fail. Each workspace now
+has partitions of its own, and docray keeps BM25 statistics per workspace itself
+(:mod:`docray.engine.index.bm25`), which holds even where partitions are shared."""
 import numpy as np
 import pytest
 
@@ -26,9 +28,10 @@ def _vec(i: int) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def _open(tmp_path, tenancy: str) -> MilvusDenseStore:
+def _open(tmp_path, tenancy: str, bm25: str = "client") -> MilvusDenseStore:
     return MilvusDenseStore(MilvusConfig(uri="m.db", collection_prefix="t", doc_partitions=4,
-                                         tenancy=tenancy), tmp_path, dim=DIM, encoder="fake")
+                                         tenancy=tenancy, bm25=bm25),
+                            tmp_path, dim=DIM, encoder="fake")
 
 
 def _fill(store, ws: str, doc: str, texts: list[str]) -> None:
@@ -61,8 +64,9 @@ def _workspace_a(store) -> None:
         _fill(store, "A", doc, A_TEXTS[i:] + A_TEXTS[:i])
 
 
-def test_other_workspaces_never_move_a_single_score_of_workspace_a(tmp_path):
-    s = _open(tmp_path, "partitions")
+@pytest.mark.parametrize("bm25", ["client", "server"])
+def test_other_workspaces_never_move_a_single_score_of_workspace_a(tmp_path, bm25):
+    s = _open(tmp_path, "partitions", bm25)
     try:
         _workspace_a(s)
         before = _scores(s)
@@ -85,7 +89,7 @@ def test_other_workspaces_never_move_a_single_score_of_workspace_a(tmp_path):
 
 
 def test_the_old_shared_partitions_let_other_workspaces_move_scores(tmp_path):
-    s = _open(tmp_path, "partition_key")
+    s = _open(tmp_path, "partition_key", bm25="server")
     try:
         _workspace_a(s)
         before = _scores(s)
@@ -97,5 +101,22 @@ def test_the_old_shared_partitions_let_other_workspaces_move_scores(tmp_path):
     s = _open(tmp_path, "partitions")
     try:
         assert not s.parts.explicit  # the layout is read from the collection, not the config
+    finally:
+        s.close()
+
+
+def test_docray_bm25_keeps_workspaces_apart_even_in_shared_partitions(tmp_path):
+    """The partition-key layout (a Milvus server with more workspaces than partitions):
+    B's rows share A's segments, but A's statistics are A's alone."""
+    s = _open(tmp_path, "partition_key")
+    try:
+        assert not s.parts.explicit and s.sparse.client_side
+        _workspace_a(s)
+        before = _scores(s)
+        assert all(before)
+        _other_tenants(s)
+        assert _scores(s) == before, "B's rows in A's partitions moved A's scores"
+        s.delete_doc("B", "docB")
+        assert _scores(s) == before
     finally:
         s.close()
