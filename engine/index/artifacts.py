@@ -17,6 +17,30 @@ from docray.engine.errors import BadInput, NotFound
 
 log = logging.getLogger(__name__)
 _SAFE = re.compile(r"^[A-Za-z0-9_.-]+$")
+MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+               ".html": "text/html"}
+# Page renders are JPEG: 6x cheaper to encode than PNG at level 1 (5.5 vs 33 ms for a
+# 1224x1584 page here; PNG was 43% of parsing a text-layer PDF). Crops stay PNG.
+RENDER_SUFFIX = ".jpg"
+JPEG_QUALITY = 90
+
+
+def media_type(name: str) -> str:
+    """The HTTP media type of an artifact, by its name.
+
+    >>> media_type("ws/doc/page-0001.jpg"), media_type("ws/doc/p0001-fig0.png")
+    ('image/jpeg', 'image/png')
+    """
+    return MEDIA_TYPES.get(Path(name).suffix.lower(), "application/octet-stream")
+
+
+def render_name(page: int) -> str:
+    """The artifact name a parser gives a page render.
+
+    >>> render_name(3)
+    'page-0003.jpg'
+    """
+    return f"page-{page:04d}{RENDER_SUFFIX}"
 
 
 class ArtifactStore:
@@ -46,9 +70,12 @@ class ArtifactStore:
         return aid
 
     def put_image(self, doc_id: str, name: str, image) -> str:
-        """Store a PIL image as PNG; ``name`` should end in ``.png``."""
+        """Store a PIL image as JPEG when ``name`` ends in ``.jpg``, else as PNG."""
         buf = io.BytesIO()
-        image.save(buf, format="PNG", optimize=False, compress_level=1)
+        if name.endswith(".jpg"):
+            image.convert("RGB").save(buf, format="JPEG", quality=JPEG_QUALITY)
+        else:
+            image.save(buf, format="PNG", optimize=False, compress_level=1)
         return self.put_bytes(doc_id, name, buf.getvalue())
 
     def resolve(self, artifact_id: str) -> Path:

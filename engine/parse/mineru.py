@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from docray.engine.errors import BadInput, Unavailable
+from docray.engine.index.artifacts import render_name
 from docray.engine.model import Document, Unit, file_doc_id
 from docray.engine.parse.content_list import load_content_list
 
@@ -107,7 +108,7 @@ class MinerUParser:
             rec = Page(doc_id=doc_id, page=i + 1, width=w, height=h,
                        skip_reason=None if i + 1 in with_units else "MinerU found no content")
             if self.artifacts is not None:
-                rec.render_id = self.artifacts.put_image(doc_id, f"page-{i + 1:04d}.png",
+                rec.render_id = self.artifacts.put_image(doc_id, render_name(i + 1),
                                                          render(page, self.config.dpi))
             pages.append(rec)
             page.close()

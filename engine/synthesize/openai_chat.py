@@ -17,6 +17,7 @@ from typing import AsyncIterator
 import httpx
 
 from docray.engine.errors import Unavailable
+from docray.engine.index.artifacts import media_type
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.abstain import NOT_ANSWERABLE
 from docray.engine.synthesize.citations import to_evidence
@@ -134,7 +135,8 @@ class ChatAnswerer(ABC):
                 if u.artifact_id and self.artifacts is not None and len(out) < self.max_images:
                     data = base64.b64encode(self.artifacts.read(u.artifact_id)).decode()
                     out.append({"type": "image_url",
-                                "image_url": {"url": f"data:image/png;base64,{data}"}})
+                                "image_url": {"url": f"data:{media_type(u.artifact_id)};"
+                                                             f"base64,{data}"}})
         return out
 
     def payload(self, question: str, passages: list[Passage], stream: bool) -> dict:

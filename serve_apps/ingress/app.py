@@ -218,9 +218,9 @@ def _document_routes(app: FastAPI, ctx, workspace) -> None:
         return job
 
     @app.get("/v1/artifacts/{artifact_id:path}", response_class=FileResponse,
-             responses={200: {"content": {"image/png": {}}}})
+             responses={200: {"content": {"image/png": {}, "image/jpeg": {}}}})
     async def artifact(artifact_id: str, ws: str = Depends(workspace)):
-        from docray.engine.index.artifacts import ArtifactStore
+        from docray.engine.index.artifacts import ArtifactStore, media_type
 
         if artifact_id.split("/", 1)[0] != ws:  # another workspace: indistinguishable from absent
             raise Missing(f"artifact {artifact_id!r} does not exist", field="artifact_id")
@@ -230,5 +230,4 @@ def _document_routes(app: FastAPI, ctx, workspace) -> None:
         except NotFound:  # the same answer as another workspace's artifact gets
             raise Missing(f"artifact {artifact_id!r} does not exist",
                           field="artifact_id") from None
-        media = "image/png" if path.suffix == ".png" else "application/octet-stream"
-        return FileResponse(path, media_type=media)
+        return FileResponse(path, media_type=media_type(path.name))

@@ -1,6 +1,7 @@
 """A page as a person sees it: its stored render and the boxes of every unit on it.
 
-Renders are the parse stage's ``page-NNNN.png`` artifacts (``parse.dpi``); unit boxes are
+Renders are the parse stage's ``page-NNNN.jpg`` artifacts (``.png`` in stores written before
+renders were JPEG; ``parse.dpi``); unit boxes are
 page-relative (0..1, origin top-left), so a box in pixels is ``bbox * (width, height)`` of
 the render whatever its resolution. Everything is read within one workspace: another
 workspace's document is reported exactly as an absent one.
@@ -11,18 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from docray.engine.errors import NotFound
+from docray.engine.index.artifacts import render_name
 from docray.serve_apps.errors import Missing
 
 MAX_UNIT_TEXT = 300
-
-
-def render_name(page: int) -> str:
-    """The artifact name the parsers give a page render.
-
-    >>> render_name(3)
-    'page-0003.png'
-    """
-    return f"page-{page:04d}.png"
 
 
 class PageViews:
@@ -36,13 +29,15 @@ class PageViews:
         from docray.engine.index.artifacts import ArtifactStore
 
         store = ArtifactStore(self.root, workspace=ws)
-        aid = store.make_id(doc_id, render_name(page))
-        try:
-            path = store.resolve(aid)
-        except NotFound:
-            return None, 0, 0
-        with Image.open(path) as image:  # reads the header only
-            return aid, image.width, image.height
+        for name in (render_name(page), render_name(page).replace(".jpg", ".png")):
+            aid = store.make_id(doc_id, name)
+            try:
+                path = store.resolve(aid)
+            except NotFound:
+                continue
+            with Image.open(path) as image:  # reads the header only
+                return aid, image.width, image.height
+        return None, 0, 0
 
     def view(self, ws: str, doc: str, page: int) -> dict[str, Any]:
         row = self.catalog.find(ws, doc)

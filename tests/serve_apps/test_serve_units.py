@@ -390,10 +390,13 @@ def test_http_rate_limit_answers_429_with_retry_after_per_key(local):
 
 def test_http_artifacts_are_path_safe_and_workspace_bound(client, local):
     root = local[0].paths.data_dir / "artifacts"
-    png = next(root.glob("default/*/*.png"))
-    aid = "/".join(png.relative_to(root).parts)
-    r = client.get(f"/v1/artifacts/{aid}", headers={"X-API-Key": "ka"})
-    assert r.status_code == 200 and r.headers["content-type"] == "image/png"
+    for pattern, media in (("default/*/*.png", "image/png"),  # crops
+                           ("default/*/page-*.jpg", "image/jpeg")):  # page renders
+        art = next(root.glob(pattern))
+        aid = "/".join(art.relative_to(root).parts)
+        r = client.get(f"/v1/artifacts/{aid}", headers={"X-API-Key": "ka"})
+        assert r.status_code == 200 and r.headers["content-type"] == media
+        assert r.content == art.read_bytes()
     assert client.get(f"/v1/artifacts/{aid}", headers={"X-API-Key": "kb"}).status_code == 404
     r = client.get("/v1/artifacts/default/..%2F..%2Fcatalog.sqlite/x.png",
                    headers={"X-API-Key": "ka"})

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from docray.engine.config import ParseConfig
 from docray.engine.errors import BadInput
+from docray.engine.index.artifacts import render_name
 from docray.engine.model import Document, Page, Unit
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"})
@@ -32,7 +33,7 @@ def parse_image(path: Path, doc_id: str, config: ParseConfig, artifacts) -> Docu
     width, height = image.width * 72.0 / config.dpi, image.height * 72.0 / config.dpi
     ctx = PageContext(config, path, doc_id, artifacts)
     rec = Page(doc_id=doc_id, page=1, width=width, height=height, ocr=True)
-    rec.render_id = ctx.store("page-0001.png", image)
+    rec.render_id = ctx.store(render_name(1), image)
     blocks = ocr_page(ctx, image, width) if config.ocr != "never" else []
     if not blocks:
         rec.skip_reason = "OCR found no text" if config.ocr != "never" else "image (OCR disabled)"

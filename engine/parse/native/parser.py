@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from docray.engine.config import ParseConfig
+from docray.engine.index.artifacts import render_name
 from docray.engine.model import Document, Page, Unit, file_doc_id
 
 from . import files
@@ -102,7 +103,7 @@ class NativeParser:
         if ctx.artifacts is not None:
             with ctx.timed("render"):
                 image = render(page, self.config.dpi)
-            rec.render_id = ctx.store(f"page-{pno:04d}.png", image)
+            rec.render_id = ctx.store(render_name(pno), image)
         if not spans and is_blank(page):
             rec.skip_reason = "blank page"
             return rec, []

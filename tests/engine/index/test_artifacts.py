@@ -4,7 +4,7 @@ import pytest
 from PIL import Image
 
 from docray.engine.errors import BadInput, NotFound
-from docray.engine.index.artifacts import ArtifactStore
+from docray.engine.index.artifacts import ArtifactStore, media_type
 
 
 def test_put_and_read_round_trip(tmp_path):
@@ -12,6 +12,9 @@ def test_put_and_read_round_trip(tmp_path):
     aid = store.put_image("doc1", "fig-1.png", Image.new("RGB", (4, 3), "red"))
     assert aid == "ws/doc1/fig-1.png"
     assert store.read(aid)[:8] == b"\x89PNG\r\n\x1a\n"
+    render = store.put_image("doc1", "page-0001.jpg", Image.new("RGBA", (4, 3), "red"))
+    assert store.read(render)[:3] == b"\xff\xd8\xff"  # JPEG (RGB; the alpha is dropped)
+    assert [media_type(a) for a in (aid, render)] == ["image/png", "image/jpeg"]
 
 
 @pytest.mark.parametrize("bad", ["../x/y", "ws/../../etc/passwd", "ws/doc/..", "a/b", "/etc/x/y",

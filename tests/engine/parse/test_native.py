@@ -105,7 +105,7 @@ def test_figure_with_caption_ocr_text_and_crop(figure_pdf, tmp_path):
     assert fig.caption.startswith("Figure 1: Quarterly sales")
     assert "SALES" in fig.text.upper() and fig.ocr
     assert fig.artifact_id and store.resolve(fig.artifact_id).stat().st_size > 0
-    assert doc.pages[0].render_id == store.make_id(doc.doc_id, "page-0001.png")
+    assert doc.pages[0].render_id == store.make_id(doc.doc_id, "page-0001.jpg")
     assert not any(u.text.startswith("Figure 1") for u in doc.units if u.modality == "text")
 
 
