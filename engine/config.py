@@ -233,6 +233,12 @@ class IngestConfig(_Strict):
                                  "sets 1 for fractional-CPU actors).")
     encode_batch_size: int = Field(64, ge=1)
     num_gpus_per_actor: float = Field(0.0, ge=0)
+    worker_env: dict[str, str] = Field(
+        default_factory=lambda: {"OMP_WAIT_POLICY": "PASSIVE", "TOKENIZERS_PARALLELISM": "false"},
+        description="Environment of every Ray Data worker of the ingest pipeline. OpenMP's "
+        "default (active) wait spins a torch pool's threads on their cores after each parallel "
+        "region: beside busy parse workers the 2-thread encoder then cost 1.8x the CPU of the "
+        "same encode alone, its small entity batches 7x (benchmarks/results/ingest_before.json).")
     page_actors: int = Field(1, ge=1, description="Actors of the page-image encoder stage "
                              "(embed.page.backend colpali); text-tokens pages need none.")
     page_num_cpus: float = Field(0.5, gt=0, description="Logical CPUs per page-encoder actor.")

@@ -74,6 +74,7 @@ class GraphStore:
                        (("src", np.int32), ("dst", np.int32), ("type", np.int16),
                         ("doc", np.int32), ("weight", np.float32))}
         self._cache: dict[Any, Any] = {}
+        self._lines: dict[tuple[str, str, str], tuple[Node, str]] = {}  # saved JSON lines
 
     # ---- writes ---------------------------------------------------------------------------
     def add(self, nodes: Sequence[Node], edges: Sequence[Edge], doc_id: str,

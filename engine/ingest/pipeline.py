@@ -65,29 +65,31 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
 
     cfg_json = cfg.model_dump_json()
     ing = cfg.ingest
+    env = {"runtime_env": {"env_vars": dict(ing.worker_env)}} if ing.worker_env else {}
     ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
     one = ray.data.ActorPoolStrategy(size=1)
     ds = ds.map(_parse_task, fn_kwargs={"cfg_json": cfg_json}, num_cpus=ing.parse_num_cpus,
-                compute=ray.data.TaskPoolStrategy(size=ing.parse_concurrency))
+                compute=ray.data.TaskPoolStrategy(size=ing.parse_concurrency), **env)
     replies = None
     if cfg.describe.backend == "vllm":  # a batch pass on ray.data.llm over every unit
         ds, replies = _llm_pass(ds, cfg, "describe")
     ds = ds.map(DescribeChunkFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25,
-                compute=one)
+                compute=one, **env)
     replies = None
     if cfg.extract.backend == "vllm":
         ds, replies = _llm_pass(ds, cfg, "extract")
-    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25, compute=one)
+    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25, compute=one,
+                **env)
     ds = ds.map(EncodeActor, fn_constructor_args=(cfg_json,), num_cpus=0.5,
                 num_gpus=ing.num_gpus_per_actor or None,
                 resources=dict(ing.encoder_resources) or None,
-                compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors))
+                compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors), **env)
     if needs_page_stage(cfg):  # page renders -> ColPali multi-vectors, on their own actors
         from docray.engine.ingest.stages.pages import PageEncodeActor
 
         ds = ds.map(PageEncodeActor, fn_constructor_args=(cfg_json,),
                     num_cpus=ing.page_num_cpus, num_gpus=ing.page_num_gpus or None,
-                    compute=ray.data.ActorPoolStrategy(size=ing.page_actors))
+                    compute=ray.data.ActorPoolStrategy(size=ing.page_actors), **env)
     return ds
 
 

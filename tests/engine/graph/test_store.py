@@ -127,3 +127,22 @@ def test_edge_to_unknown_node_rejected():
     s = GraphStore()
     with pytest.raises(BadInput):
         s.add([Node("a", ENTITY, "a")], [Edge("a", "b", "co-occurs")], doc_id="d")
+
+
+def test_saves_after_writes_equal_a_fresh_save(store, tmp_path):
+    """Saves reuse the JSON lines of contributions they wrote before: after adds, a
+    re-add and deletes, the files are the ones a store that never saved would write."""
+    store.save(tmp_path / "g")
+    store.add(*_doc("d3", text=OTHER_TEXT), doc_id="d3")
+    store.add(*_doc("d1", text=OTHER_TEXT, table=False), doc_id="d1")  # d1 replaced
+    store.delete_doc("default", "d2")
+    store.save()
+    fresh = GraphStore()
+    fresh.add(*_doc("d3", text=OTHER_TEXT), doc_id="d3")
+    fresh.add(*_doc("d1", text=OTHER_TEXT, table=False), doc_id="d1")
+    fresh.save(tmp_path / "fresh")
+    reopened = GraphStore.open(tmp_path / "g")
+    lines = sorted((tmp_path / "g" / "nodes.jsonl").read_text().splitlines())
+    assert lines == sorted((tmp_path / "fresh" / "nodes.jsonl").read_text().splitlines())
+    assert reopened.counts() == fresh.counts() and reopened.get("ent:3m") == fresh.get("ent:3m")
+    assert len(store._lines) == len(lines)  # nothing kept for deleted contributions
