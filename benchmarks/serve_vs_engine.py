@@ -41,11 +41,21 @@ def pct(xs: list[float], q: float) -> float | None:
     return round(xs[min(len(xs) - 1, int(q * len(xs)))], 1) if xs else None
 
 
+SCORE_TOL = 1e-5  # a score's last bits follow the scoring process's BLAS thread count
+
+
 def evidence_key(answer: dict) -> list:
-    """What serving must not change: the evidence in order, with its answer (lists, so
-    that a key that crossed JSON compares equal)."""
-    return [answer.get("answer")] + [[e["doc"], e["page"], e.get("unit_id"), round(e["score"], 6)]
+    """What serving must not change: the evidence in order with its scores, and the answer
+    (lists, so that a key that crossed JSON compares equal)."""
+    return [answer.get("answer")] + [[e["doc"], e["page"], e.get("unit_id"), e["score"]]
                                      for e in answer["evidence"]]
+
+
+def same_evidence(a: list, b: list) -> bool:
+    """Equal answers and evidence, scores within ``SCORE_TOL``."""
+    return (len(a) == len(b) and a[0] == b[0]
+            and all(x[:3] == y[:3] and abs(x[3] - y[3]) <= SCORE_TOL
+                    for x, y in zip(a[1:], b[1:])))
 
 
 # --- CPU by role --------------------------------------------------------------------------
@@ -331,8 +341,8 @@ def main() -> None:
               "p95": round(s["p95_ms"] / e["p95_ms"], 2) if s["p95_ms"] and e["p95_ms"] else None}
              for e, s in zip(engine["levels"], served["levels"])]
     pairs = list(zip(engine.pop("check"), served.pop("check")))
-    same = [a == b for a, b in pairs]
-    differ = [{"engine": a, "served": b} for a, b in pairs if a != b][:3]
+    same = [same_evidence(a, b) for a, b in pairs]
+    differ = [{"engine": a, "served": b} for (a, b), ok in zip(pairs, same) if not ok][:3]
     result = {"data": str(args.data), "workspace": args.workspace,
               "serve_config": args.serve_config, "seconds": args.seconds,
               "questions": len(qa_questions(args.questions, args.n_questions)),
