@@ -92,7 +92,7 @@ def print_answer(question: str, res: dict) -> None:
         out.print(f"[yellow]A: Not answerable[/yellow] — {res['reason']}", highlight=False)
     else:
         out.print(f"[green]A:[/green] {res['answer']}", highlight=False)
-        if res.get("support") and res["support"] != res["answer"]:
+        if res.get("support") and res["support"] not in res["answer"]:
             out.print(f"   [dim]{res['support'][:300]}[/dim]", highlight=False)
     t = Table(show_lines=False)
     for col in ("#", "doc", "page", "modality", "score", "text"):

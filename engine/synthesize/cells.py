@@ -21,8 +21,10 @@ import re
 from dataclasses import dataclass, field
 
 from docray.engine.model import TableContent
+from docray.engine.retrieve.query import STOP
 
 _TOK = re.compile(r"[a-z0-9&]+")
+_YEAR_IN = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 _YEARISH = re.compile(r"^(?:fy\s?)?'?(?:19|20)\d{2}$|^q[1-4]$", re.I)
 _VALUE = re.compile(r"^\(?\s*[-−–]?\s*[$€£¥]?\s*\(?\s*[-−–]?\d[\d,]*(?:\.\d+)?\s*\)?\s*"
                     r"(?:%|percent|pts?|x|bps)?\s*\)?\*?$", re.I)
@@ -33,7 +35,8 @@ _SCALES = (("billion", re.compile(r"\b(?:in\s+)?billions?\b|\$\s?bn\b", re.I)),
 _WEAK = frozenset("total net other year years ended fiscal".split())
 # Words that ask for an operation over the row, or for its columns, not for a row.
 _NOT_ROW = frozenset("""average mean change difference increase decrease growth both each
-respectively altogether combined sum compared versus vs ratio fy""".split())
+respectively altogether combined sum compared versus vs ratio fy higher highest lower lowest
+larger largest smaller smallest greater greatest multiple""".split())
 
 
 @dataclass
@@ -157,18 +160,35 @@ def _column_score(col: str, kw: set[str], years: list[str]) -> float:
 
 
 def _row_score(kw: set[str], label: str, row_label: str,
-               weights: dict[str, float] | None = None) -> float:
+               weights: dict[str, float] | None = None, last: bool = False) -> float:
     """Overlap with the row's own label counts fully, with its section a quarter; a
-    total row is a weaker match for a question that asks for no total."""
+    total row (one that says "total", or with ``last``, the table's last row when the
+    question names one of its parts, see :func:`_narrowed`) is a weaker match for a
+    question that asks for no total."""
     own = _toks(row_label)
     strong = kw - _WEAK
     score = _weighted(kw, own, weights)
     if strong and not strong & own:
         score *= 0.5  # only "total", "net", ... in common
-    if "total" in own and "total" not in kw:
+    if "total" not in kw and ("total" in own or last):
         score *= 0.7
     section = _toks(label) - own
     return score + 0.25 * _weighted(kw, section, weights)
+
+
+def _narrowed(rows: list[tuple[int, str]], kw: set[str]) -> int:
+    """The index of the table's last row when the question names one of the rows above it
+    by all of its words, a word the last row lacks among them ("the deferred provision
+    for income taxes": the "Deferred" row, not the "Provision for income taxes" it sums
+    into); -1 otherwise."""
+    if len(rows) < 3:
+        return -1
+    last = _toks(rows[-1][1].split(": ", 1)[-1]) - STOP
+    for _, label in rows[:-1]:
+        own = _toks(label.split(": ", 1)[-1]) - STOP
+        if own and own <= kw and own - last:
+            return rows[-1][0]
+    return -1
 
 
 def best_cell(table: TableContent, keywords: list[str], years: list[str],
@@ -189,10 +209,12 @@ def best_cell(table: TableContent, keywords: list[str], years: list[str],
     row_kw = (kw - _NOT_ROW - set(years)) - context or (kw - _NOT_ROW - set(years)) or kw
     scale = table_scale([caption] + [c for r in grid[:n_head] for c in r] + grid[n_head][:1])
     best: CellHit | None = None
-    for i, label in row_labels(grid, n_head):
+    rows = row_labels(grid, n_head)
+    narrowed = _narrowed(rows, row_kw)
+    for i, label in rows:
         row = grid[i]
         own = label.split(": ", 1)[-1]
-        row_score = _row_score(row_kw, label, own, weights)
+        row_score = _row_score(row_kw, label, own, weights, i == narrowed)
         if row_score == 0:
             continue
         by_col = {f"{c}:{cols[c]}": (v, "%" in cell or "%" in cols[c])
@@ -224,3 +246,24 @@ def year_values(hit: CellHit, years: list[str]) -> list[tuple[str, float]]:
             return []
         out.append((y, vals[0]))
     return out
+
+
+def pick_year(hit: CellHit, largest: bool = True) -> tuple[str, float, int] | None:
+    """(year, value, years compared) of the hit row's column with the largest (smallest)
+    value, over the columns naming one year each, of the kind (percent or not) of the hit's
+    cell; None unless two years or more have one.
+
+    >>> h = CellHit("5", "PP&E, net", "2019", 1.0, 5.0, by_column={"1:2019": (5.0, False),
+    ...             "2:2018": (7.0, False), "3:2018 %": (9.0, True)})
+    >>> pick_year(h), pick_year(h, largest=False)
+    (('2018', 7.0, 2), ('2019', 5.0, 2))
+    """
+    by_year: dict[str, float] = {}
+    for col, (v, pct) in hit.by_column.items():
+        found = set(_YEAR_IN.findall(col.split(":", 1)[-1]))
+        if pct == hit.percent and len(found) == 1:
+            by_year.setdefault(found.pop(), v)
+    if len(by_year) < 2:
+        return None
+    year = (max if largest else min)(by_year, key=by_year.__getitem__)
+    return year, by_year[year], len(by_year)

@@ -5,8 +5,9 @@ For table evidence it finds the cell at the best row × column match over the ce
 column and scale; over two or more years it computes the change, percentage change,
 average or total the question asks for from that row. Otherwise it takes the best
 sentence (keyword overlap plus, when an encoder is given, MiniLM similarity) and narrows
-it to the span the question asks for (an amount, a date, a name): that span is the
-answer and the sentence its support. Figures answer from the text inside them (OCR) and
+it to the span the question asks for (an amount, a date, a name, or the sum, change or
+average of the amounts it gives per year): that span is the value, and the answer reads
+the value, then the sentence that supports it. Figures answer from the text inside them (OCR) and
 their description lines, equations from the sentences around them. Confidence
 combines the retrieval score and the match strength, lowered by the share of the
 question's names, codes and years the answer's passage never mentions (an answer about
@@ -30,10 +31,11 @@ from docray.engine.retrieve.query import analyze
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.abstain import abstain
 from docray.engine.synthesize.asks import Ask, ask, combine, fmt, ordered
-from docray.engine.synthesize.cells import CellHit, _overlap_toks, _toks, best_cell, year_values
+from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_cell, pick_year,
+                                            year_values)
 from docray.engine.synthesize.citations import to_evidence
 from docray.engine.synthesize.scope import unsupported
-from docray.engine.synthesize.values import value_span
+from docray.engine.synthesize.values import states_value, value_span
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _LEADER = re.compile(r"(?:\.\s?){5,}|…{2,}")  # a contents line's dot leader
@@ -64,12 +66,24 @@ def _states_nothing(line: str, toks: set[str], asked: set[str], cased: bool) -> 
             or (cased and line[0].islower()))
 
 
+def with_support(value: str, support: str) -> str:
+    """The answer as read: the value first, then the sentence that states it.
+
+    >>> with_support("$5 million", "It was $5 million in 2023.")
+    '$5 million — It was $5 million in 2023.'
+    >>> with_support("Revenue grew.", "Revenue grew.")
+    'Revenue grew.'
+    """
+    return value if not support or support == value else f"{value} — {support}"
+
+
 class _Cand(NamedTuple):
     strength: float
     text: str  # what the answer shows
     idx: int  # passage index
     cell: CellHit | None  # the cell, for table answers
     span: str  # the text of the chunk it stands on (the sentence, or the cell's table line)
+    fit: float = 1.0  # how well its form fits the question, kept through the semantic mix
 
 
 def _cell_line(chunk_text: str, row: str, value: str) -> str:
@@ -82,14 +96,19 @@ def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
     """(value, answer) for a cell: the value with its scale, then its row and column; over
     the years the question names, the operation it asks for or each year's value.
 
-    >>> h = CellHit("(27)", "Cheese", "2019", 1.0, -27.0, "thousand", by_column={"2019": -27.0,
-    ...             "2018": 10.0})
+    >>> h = CellHit("(27)", "Cheese", "2019", 1.0, -27.0, "thousand",
+    ...             by_column={"1:2019": (-27.0, False), "2:2018": (10.0, False)})
     >>> table_answer(h, ask("What was the net sales of cheese in 2019?"))
     ('(27) thousand', '(27) thousand (Cheese — 2019)')
     >>> table_answer(h, ask("What is the change in cheese between 2018 and 2019?"))[0]
     '-37 thousand'
     """
     scale = f" {hit.scale}" if hit.scale and not hit.percent else ""
+    if a.op in ("max_year", "min_year"):
+        picked = pick_year(hit, a.op == "max_year")
+        if picked:
+            year, v, n = picked
+            return year, f"{year} ({hit.row}: {fmt(v)}{scale}, the {a.op[:3]} of {n} years)"
     pairs = year_values(hit, a.years) if len(a.years) >= 2 else []
     if pairs and a.op:
         result = combine(a.op, ordered(pairs))
@@ -106,6 +125,7 @@ def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
     return value, f"{value} ({hit.row} — {hit.column})".replace(" — )", ")")
 
 
+_STATES_BONUS = 1.3  # a number question's line that says "<its term> was <amount>"
 _VALUE_MARGIN = 0.85  # how close to the best a value-bearing candidate must be
 _NO_VALUE = 0.7  # confidence kept by an answer that lacks the kind of value asked for
 _SAME_PASSAGE_MARGIN = 0.5  # ... when it is a line of the best candidate's passage
@@ -188,7 +208,10 @@ class ExtractiveAnswerer:
                 ov = _overlap_toks(kw, toks)
                 if ov > 0:
                     bonus = 1.15 if a.kind == "number" and re.search(r"\d", s) else 1.0
-                    out.append(_Cand(min(1.0, ov * bonus) * rel * off_modality, s, i, None, s))
+                    # "Net sales were $93,662": says what the question's term is
+                    fit = _STATES_BONUS if a.kind == "number" and states_value(s, kw) else 1.0
+                    out.append(_Cand(min(1.0, ov * bonus) * rel * off_modality, s, i, None, s,
+                                     fit))
         return plan, a, kw, out
 
     def _stored(self, cands: list[_Cand], passages: list[Passage]) -> list:
@@ -202,7 +225,7 @@ class ExtractiveAnswerer:
         A sentence without stored tokens is encoded only if it could still win: its cosine
         is at most 1, so ½ s + ½ bounds it."""
         if self.encoder is None or not cands:
-            return cands
+            return [c._replace(strength=min(1.0, c.strength * c.fit)) for c in cands]
         cands = sorted(cands, key=lambda c: -c.strength)[:10]
         vecs = self._stored(cands, passages)
         if qvec is None:
@@ -217,8 +240,8 @@ class ExtractiveAnswerer:
             enc = self.encoder.encode([cands[j].text[:240] for j in todo])  # (len(todo), dim)
             for j, v in zip(todo, enc):
                 final[j] = 0.5 * cands[j].strength + 0.5 * max(float(np.asarray(v) @ qvec), 0.0)
-        return [c._replace(strength=0.5 * c.strength if f is None else f)  # f None: cannot win
-                for c, f in zip(cands, final)]
+        return [c._replace(strength=min(1.0, (0.5 * c.strength if f is None else f) * c.fit))
+                for c, f in zip(cands, final)]  # f None: cannot win
 
     def _shape(self, c: _Cand, a: Ask, kw: set[str], plan) -> tuple[str, str, str]:
         """(answer, value, support) of a candidate; value "" when no span answers."""
@@ -227,7 +250,7 @@ class ExtractiveAnswerer:
             return answer, value, c.span or answer
         line = PROXY_LABEL.sub("", c.text)
         span = value_span(line, a, kw, plan) if a.kind in _VALUE_KINDS else None
-        return (span, span, line) if span else (line, "", line)
+        return (with_support(span, line), span, line) if span else (line, "", line)
 
     def _pick(self, cands: list[_Cand], a: Ask, kw: set[str], plan):
         """The best candidate; for a question that wants a value, the best one that holds

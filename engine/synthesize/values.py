@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from docray.engine.retrieve.query import QueryPlan, analyze, years
-from docray.engine.synthesize.asks import Ask
+from docray.engine.synthesize.asks import Ask, ask, combine, fmt, ordered
+from docray.engine.synthesize.cells import parse_value
 
 _NUMBER = re.compile(r"(?<![A-Za-z0-9.,”\"’])\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?"
                      r"(?:\s?(?:%|percent\b|million\b|billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
@@ -48,6 +49,37 @@ def _anchors(sentence: str, kw: set[str]) -> list[int]:
     return [pos for pos, w in words if w in kw] or [0]
 
 
+_STATES = re.compile(r"\s+(?:was|were|is|are|totall?ed|amounted to|reached|stood at|of|"
+                     r"increased to|decreased to|grew to|fell to|rose to)\s+(?:approximately\s+|"
+                     r"about\s+|nearly\s+|roughly\s+|an? \w+ of\s+)?$", re.I)
+
+
+def stated(sentence: str, kw: set[str], nums: list) -> "re.Match | None":
+    """The number a question's term is said to be ("Net sales were $93,662 ...": the
+    amount right after a keyword and "was", "were", "totaled", ...), or None.
+
+    >>> m = stated("Net sales were $93,662 for 2019, a decrease of $9,688.", {"net", "sales"},
+    ...            list(_NUMBER.finditer("Net sales were $93,662 for 2019, a decrease of $9,688.")))
+    >>> m.group(0)
+    '$93,662'
+    """
+    for m in nums:
+        before = sentence[:m.start()]
+        verb = _STATES.search(before)
+        if not verb:
+            continue
+        words = re.findall(r"[a-z0-9&]+", before[:verb.start()].lower())[-3:]
+        if words and words[-1] in kw:
+            return m
+    return None
+
+
+def states_value(sentence: str, kw: set[str]) -> bool:
+    """Whether ``sentence`` says one of the question's terms is an amount ("Net sales
+    were $93,662")."""
+    return stated(sentence, kw, list(_NUMBER.finditer(sentence))) is not None
+
+
 def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = False
                 ) -> str | None:
     """The amount in ``sentence`` nearest the question's keywords (a percent first when
@@ -77,7 +109,7 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
     if not nums:
         return None
     anchors = _anchors(sentence, kw)
-    best = _respective(sentence, nums, plan.years) or \
+    best = _respective(sentence, nums, plan.years) or stated(sentence, kw, nums) or \
         min(nums, key=lambda m: min(abs(m.start() - a) for a in anchors))
     found = best.group(0).strip()
     return found if found.startswith("(") or not found.endswith(")") else found[:-1]
@@ -124,8 +156,69 @@ def name_near(sentence: str, question: str) -> str | None:
     return best or fallback
 
 
+_FOR_YEAR = re.compile(r"^\s*(?:for|in|during|of|at)?\s*(?:the\s+)?(?:fiscal\s+(?:year\s+)?|"
+                       r"fy\s?)?((?:19|20)\d\d)\b", re.I)
+
+
+def year_amounts(sentence: str, asked: list[str]) -> list[tuple[str, str]]:
+    """(year, amount) for each year of ``asked`` that ``sentence`` gives an amount for: "$244
+    million for 2016, $249 million for 2015", or a "respectively" list; [] unless every
+    asked year has one.
+
+    >>> year_amounts("Rent was $244 million for 2016, $249 million for 2015 and $309 million "
+    ...              "for 2014.", ["2016", "2015", "2014"])
+    [('2016', '$244 million'), ('2015', '$249 million'), ('2014', '$309 million')]
+    >>> year_amounts("For the year ended December 31, 2019 and 2018, $288 and $636 were expensed "
+    ...              "under the 2017 Plan, respectively.", ["2018", "2019"])  # 31: a day
+    []
+    """
+    nums = [m for m in _NUMBER.finditer(sentence)
+            if not re.fullmatch(r"(19|20)\d{2}", _digits(m.group(0)))
+            and not (_MONTH.search(sentence[:m.start()]) and re.fullmatch(r"\d{1,2}", m.group(0)))]
+    found: dict[str, str] = {}
+    listed = years(sentence)
+    if "respectively" in sentence.lower() and len(nums) == len(listed) >= 2:
+        found = dict(zip(listed, (m.group(0).strip() for m in nums)))
+    else:
+        for m in nums:
+            after = _FOR_YEAR.match(sentence[m.end():])
+            if after:
+                found.setdefault(after.group(1), m.group(0).strip())
+    return [(y, found[y]) for y in asked] if all(y in found for y in asked) else []
+
+
+def computed_span(sentence: str, a: Ask) -> str | None:
+    """The operation ``a.op`` (sum, average, change, ...) over the amounts ``sentence`` gives
+    for the years asked, with their unit ("802 million"), or None.
+
+    >>> computed_span("Rent was $244 million for 2016, $249 million for 2015 and $309 "
+    ...               "million for 2014.", ask("What was total rent for 2016, 2015 and 2014?"))
+    '$802 million'
+    """
+    if not a.op or a.op in ("max_year", "min_year") or len(a.years) < 2:
+        return None
+    pairs = year_amounts(sentence, a.years)
+    values = [parse_value(re.sub(r"\s?(?:million|billion|thousand|bn|m|percent)$", "",
+                                 amount, flags=re.I)) for _, amount in pairs]
+    if not pairs or any(v is None for v in values):
+        return None
+    result = combine(a.op, ordered(list(zip([y for y, _ in pairs], values))))
+    if result is None:
+        return None
+    unit = re.search(r"(million|billion|thousand|bn|m|%|percent)\)?$", pairs[0][1], re.I)
+    pct = a.op == "percent_change"
+    shown = "%" if pct else (f" {unit.group(1)}" if unit and unit.group(1) != "%" else
+                             "%" if unit else "")
+    cur = "" if pct else re.match(r"\(?([$€£]?)", pairs[0][1]).group(1)
+    return f"{'-' if result < 0 else ''}{cur}{fmt(abs(result))}{shown}"
+
+
 def value_span(sentence: str, a: Ask, kw: set[str], plan: QueryPlan) -> str | None:
     """The span of ``sentence`` that answers a question of kind ``a.kind``, or None."""
+    if a.kind == "number" and a.op:
+        found = computed_span(sentence, a)
+        if found:
+            return found
     if a.kind == "number":
         return number_near(sentence, kw, plan, a.percent)
     if a.kind == "date":
@@ -135,4 +228,4 @@ def value_span(sentence: str, a: Ask, kw: set[str], plan: QueryPlan) -> str | No
     return None
 
 
-__all__ = ["analyze", "date_near", "name_near", "number_near", "value_span"]
+__all__ = ["analyze", "date_near", "name_near", "number_near", "states_value", "value_span"]

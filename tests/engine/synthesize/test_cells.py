@@ -110,3 +110,43 @@ def test_question_kinds():
     assert ask("What was revenue in 2019?").op is None  # one year: no operation
     assert ask("Who signed the agreement?").kind == "entity"
     assert ask("In which year was the company founded?").kind == "date"
+
+
+@pytest.mark.parametrize("q, value", [
+    ("in thousands, for 2019 , 2018 what were total net sales?", "197,012 thousand"),
+    ("How much higher were cheese sales in 2018 compared to 2019?", "-27 thousand"),
+    ("What is the change in cheese sales as a percentage between 2018 and 2019?", "-2.20%"),
+    ("What is the total cheese sales for 2018 and 2019 respectively?", "1,227; 1,200 thousand"),
+])
+def test_more_ways_to_ask_for_an_operation(q, value):
+    a = _answer(q, _passage(_yearly(), "Net sales by product (in thousands)"))
+    assert a.value == value
+
+
+@pytest.mark.parametrize("q, year", [
+    ("Which year has a higher value of cheese sales?", "2018"),
+    ("Which year has the lowest total net sales?", "2019"),
+])
+def test_which_year_is_higher_compares_the_row_across_years(q, year):
+    a = _answer(q, _passage(_yearly(), "Net sales by product (in thousands)"))
+    assert a.value == year and a.answer.startswith(f"{year} (")
+    assert "2019: " not in a.answer  # the other year is not listed as a number
+
+
+def _tax() -> TableContent:
+    """Parts of a provision above the last row that sums them (TAT-QA style)."""
+    return TableContent(rows=[
+        [_h(""), _h("2019"), _h("2018")],
+        [_c("Current:"), _c(""), _c("")],
+        [_c("Federal"), _c("(27)"), _c("(13)")],
+        [_c("State and local"), _c("276"), _c("249")],
+        [_c("Deferred"), _c("533"), _c("(461)")],
+        [_c("Provision (benefit) for income taxes"), _c("782"), _c("(225)")]])
+
+
+def test_a_part_named_in_full_wins_over_the_row_that_names_the_table():
+    a = _answer("What is the deferred provision (benefit) for income tax for 2018 and 2019 "
+                "respectively?", _passage(_tax()))
+    assert a.value == "-461; 533"
+    a = _answer("What is the provision (benefit) for income taxes in 2019?", _passage(_tax()))
+    assert a.value == "782"  # no part named: the row itself

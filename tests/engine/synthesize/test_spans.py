@@ -97,7 +97,7 @@ def test_answerer_encodes_only_what_is_not_stored(stored, minilm):
     ans = ExtractiveAnswerer(0.0, enc, spans)
     q1, q2 = "How many anvils did Acme sell in 2021?", "What happened to cats late on?"
     res = asyncio.run(ans.answer(q1, passages[:1], minilm.encode([q1])[0]))
-    assert res.answer == "40" and not res.abstained and enc.texts == []
+    assert res.value == "40" and not res.abstained and enc.texts == []
     asyncio.run(ans.answer(q2, passages[1:], minilm.encode([q2])[0]))
     assert enc.texts == ["Late sentence about cats."]  # past the cut: encoded
 

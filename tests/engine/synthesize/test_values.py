@@ -35,8 +35,9 @@ def _answer(q: str, *passages: Passage):
 ])
 def test_the_span_that_answers_then_the_sentence(q, text, value):
     a = _answer(q, _passage(text))
-    assert a.answer == a.value == value
+    assert a.value == value
     assert a.support == text  # the sentence that says it
+    assert a.answer == f"{value} — {text}"  # the value first, then the sentence
     assert a.evidence[a.citations[0]].page == 3
 
 
@@ -64,3 +65,36 @@ def test_a_definition_prefers_the_text_over_a_figure_caption():
     a = _answer("What is working capital defined as?", caption, said)
     assert a.support.startswith("Working capital is defined as")
     assert a.evidence[a.citations[0]].page == 5
+
+
+def test_a_line_that_says_the_term_is_an_amount_beats_one_that_mentions_it():
+    """"Net sales were $93,662" answers "What is the net sales?", over a shorter line
+    about a share of net sales that shares more of the question's words."""
+    share = _passage("Two major customers accounted for approximately 22% of net sales for the "
+                     "year ended December 31, 2019.", page=3, score=1.0)
+    said = _passage("Net sales were $93,662 for the year ended December 31, 2019, a decrease "
+                    "of $9,688 or 9.4% versus prior year.", page=4, score=1.0)
+    a = _answer("What is the net sales for year ended December 31, 2019?", share, said)
+    assert a.value == "$93,662" and a.evidence[a.citations[0]].page == 4
+
+
+@pytest.mark.parametrize("q, value", [
+    ("What was total rent charged to operating expense for 2016, 2015 and 2014?",
+     "$802 million"),
+    ("What was the average rent charged to operating expense for 2016 and 2015?",
+     "$246.5 million"),
+    ("What was the change in rent charged to operating expense between 2015 and 2016?",
+     "-$5 million"),
+])
+def test_an_operation_over_the_amounts_a_sentence_gives_per_year(q, value):
+    text = ("Rent charged to operating expense was $244 million for 2016, $249 million for "
+            "2015 and $309 million for 2014.")
+    a = _answer(q, _passage(text))
+    assert a.value == value and a.support == text
+
+
+def test_a_day_of_a_date_is_no_year_amount():
+    text = ("For the year ended December 31, 2019 and 2018, $288 and $636 were expensed under "
+            "the 2017 Plan, respectively.")
+    a = _answer("What is the change in plan expense between 2018 and 2019?", _passage(text))
+    assert a.value != "-$257"  # 31 (the day) paired with 2019 would give 31 - 288
