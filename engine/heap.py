@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import ctypes.util
+import functools
 import gc
 import logging
 
@@ -63,12 +64,19 @@ def settle_heap(owner: str) -> int:
     return frozen
 
 
+@functools.lru_cache(maxsize=1)
+def _libc():
+    """glibc, found once (``find_library`` runs ``ldconfig``); None elsewhere."""
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
 def trim_heap() -> None:
     """Give the heap's free pages back to the OS (glibc ``malloc_trim``): after a large
     document an ingest worker's freed batches otherwise stay in its RSS for the whole run."""
-    name = ctypes.util.find_library("c")
-    if name:
-        try:
-            ctypes.CDLL(name).malloc_trim(0)
-        except (OSError, AttributeError):  # not glibc
-            pass
+    trim = getattr(_libc(), "malloc_trim", None)  # not glibc: nothing to trim
+    if trim is not None:
+        trim(0)
