@@ -34,6 +34,7 @@ ACCEL = {"accel": 1}
 TOPICS = ["Solar arrays in the Atacama desert", "Grid batteries in South Australia",
           "Offshore wind in the North Sea", "Heat pumps in Scandinavian homes",
           "Hydrogen storage in salt caverns"]
+LONG_PAGES = 60
 
 
 def test_custom_resources_are_validated():
@@ -71,6 +72,9 @@ def docs(tmp_path_factory) -> list[Path]:
 
     root = tmp_path_factory.mktemp("mn_docs")
     extra = [_report(root / f"energy_{i}.pdf", t, 3) for i, t in enumerate(TOPICS)]
+    # One long report keeps a parse worker busy well after the short documents are done,
+    # so the kill in the last test always lands while the ingest is still running.
+    extra.append(_report(root / "energy_long.pdf", "Tidal power in the Bay of Fundy", LONG_PAGES))
     return sorted(write_samples(root)) + extra
 
 
