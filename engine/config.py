@@ -239,6 +239,11 @@ class IngestConfig(_Strict):
         "default (active) wait spins a torch pool's threads on their cores after each parallel "
         "region: beside busy parse workers the 2-thread encoder then cost 1.8x the CPU of the "
         "same encode alone, its small entity batches 7x (benchmarks/results/ingest_before.json).")
+    upload_inline_max_files: int = Field(
+        4, ge=0, description="Upload jobs of at most this many files run inside the Documents "
+        "replica, its stages loaded once and kept; larger jobs run on Ray Data. A Ray Data job "
+        "starts its encoder actor (a worker process and a model load) every time, and each "
+        "such process leaves descriptors open in Ray's GCS and log monitor. 0 = always Ray.")
     page_actors: int = Field(1, ge=1, description="Actors of the page-image encoder stage "
                              "(embed.page.backend colpali); text-tokens pages need none.")
     page_num_cpus: float = Field(0.5, gt=0, description="Logical CPUs per page-encoder actor.")

@@ -178,29 +178,52 @@ def _page_stage(cfg_json: str):
     return PageEncodeActor(cfg_json)
 
 
-def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = None,
-                 progress: Progress | None = None) -> Summary:
-    """The same stages, one document at a time, in this process (no Ray)."""
-    from docray.engine.ingest.stages.describe_chunk import DescribeChunkFn
-    from docray.engine.ingest.stages.encode import EncodeActor
-    from docray.engine.ingest.stages.graph import GraphFn
-    from docray.engine.ingest.stages.parse import parse_row
+class LocalStages:
+    """The stage objects of :func:`ingest_local`, built once: a long-lived caller (the
+    Documents replica) reuses them across jobs instead of loading the encoder per job."""
 
-    if "vllm" in (cfg.describe.backend, cfg.extract.backend):
+    def __init__(self, cfg: DocrayConfig):
+        from docray.engine.ingest.stages.describe_chunk import DescribeChunkFn
+        from docray.engine.ingest.stages.encode import EncodeActor
+        from docray.engine.ingest.stages.graph import GraphFn
+
+        require_local(cfg)
+        cfg_json = cfg.model_dump_json()
+        self.describe, self.graph = DescribeChunkFn(cfg_json), GraphFn(cfg_json)
+        self.encode = EncodeActor(cfg_json)
+        self.pages = _page_stage(cfg_json) if needs_page_stage(cfg) else (lambda row: row)
+
+    def __call__(self, row: dict[str, Any], cfg: DocrayConfig) -> dict[str, Any]:
+        from docray.engine.ingest.stages.parse import parse_row
+
+        return self.pages(self.encode(self.graph(self.describe(parse_row(row, cfg)))))
+
+
+def runs_local(cfg: DocrayConfig) -> bool:
+    """Whether :func:`ingest_local` can run this config (vLLM passes need Ray Data)."""
+    return "vllm" not in (cfg.describe.backend, cfg.extract.backend)
+
+
+def require_local(cfg: DocrayConfig) -> None:
+    if not runs_local(cfg):
         from docray.engine.errors import ConfigError
 
         raise ConfigError("describe/extract backend vllm runs as a Ray Data pass: use "
                           "ingest(), not ingest_local()")
+
+
+def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = None,
+                 progress: Progress | None = None,
+                 stages: LocalStages | None = None) -> Summary:
+    """The same stages, one document at a time, in this process (no Ray). ``stages`` built
+    for the same config may be passed in to reuse their loaded models."""
+    require_local(cfg)
     stores, plan, summary = _start(paths, cfg, workspace)
     t0 = time.perf_counter()
-    cfg_json = cfg.model_dump_json()
     try:
         if plan.todo:
-            describe, graph, encode = (DescribeChunkFn(cfg_json), GraphFn(cfg_json),
-                                       EncodeActor(cfg_json))
-            pages = _page_stage(cfg_json) if needs_page_stage(cfg) else (lambda row: row)
-            rows = (pages(encode(graph(describe(parse_row(r, cfg))))) for r in plan.todo)
-            _run(rows, stores, summary, progress)
+            run = stages or LocalStages(cfg)
+            _run((run(r, cfg) for r in plan.todo), stores, summary, progress)
     finally:
         summary.seconds = time.perf_counter() - t0
         summary.graph = stores.graph.counts(summary.workspace)

@@ -1,4 +1,7 @@
-"""Upload → ingestion job on Ray Data; delete; job status. Ray-free logic.
+"""Upload → ingestion job; delete; job status. Ray-free logic.
+
+A job of a few files (``ingest.upload_inline_max_files``) runs in this process on stages
+loaded once; a larger one runs on Ray Data, whose actor pool is started per job.
 
 One instance owns every write (ingest and delete run one at a time under a lock), so the
 graph file has a single writer; readers in other replicas pick the changes up. Uploaded
@@ -42,18 +45,14 @@ def safe_name(name: str, taken: set[str] | frozenset = frozenset()) -> str:
     return out
 
 
-def _ray_ingest(paths, cfg, workspace):
-    from docray.engine.ingest.pipeline import ingest
-
-    return ingest(paths, cfg, workspace)
-
-
 class DocumentsService:
-    def __init__(self, cfg: DocrayConfig, ingest_fn: Callable = _ray_ingest):
+    def __init__(self, cfg: DocrayConfig, ingest_fn: Callable | None = None):
         from docray.engine.index.catalog import Catalog
         from docray.engine.model import file_doc_id
 
-        self.cfg, self.ingest_fn, self._doc_id = cfg, ingest_fn, file_doc_id
+        self.cfg, self._doc_id = cfg, file_doc_id
+        self.ingest_fn = ingest_fn or self._ingest
+        self._stages = None  # LocalStages, built by the first small job
         root = Path(cfg.paths.data_dir)
         self.uploads, self.jobs_dir = root / "uploads", root / "jobs"
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
@@ -152,6 +151,16 @@ class DocumentsService:
                 log.exception("ingestion job %s failed", job["job_id"])
                 job["status"], job["error"] = "failed", f"{type(err).__name__}: {err}"
             self._save(job)
+
+    def _ingest(self, paths: list[Path], cfg: DocrayConfig, workspace: str):
+        """A small job runs here with stages kept across jobs; a larger one on Ray Data."""
+        from docray.engine.ingest.pipeline import LocalStages, ingest, ingest_local, runs_local
+
+        if len(paths) > cfg.ingest.upload_inline_max_files or not runs_local(cfg):
+            return ingest(paths, cfg, workspace)
+        if self._stages is None:
+            self._stages = LocalStages(cfg)
+        return ingest_local(paths, cfg, workspace, stages=self._stages)
 
     def pending(self) -> int:
         """Upload jobs not finished yet (a graceful stop waits for them)."""

@@ -17,8 +17,9 @@ NOTE = b"The Quillon gearbox is machined in Turku by the Aster team since 2011.\
 
 @pytest.fixture()
 def service(tmp_path):
+    """The default service: jobs of up to four files run in it on stages it keeps."""
     cfg = config_from_dict({"paths": {"data_dir": str(tmp_path / "data")}})
-    return DocumentsService(cfg, ingest_fn=ingest_local)
+    return DocumentsService(cfg)
 
 
 def _run(coro):
@@ -84,6 +85,43 @@ def test_same_bytes_uploaded_ten_times_at_once_become_one_document(service):
         assert stores.graph.counts("ws")["docs"] == 1
     finally:
         stores.close()
+
+
+def test_small_jobs_reuse_one_set_of_stages_and_large_ones_go_to_ray_data(tmp_path,
+                                                                         monkeypatch):
+    from docray.engine.ingest import pipeline
+
+    built, on_ray, plain = [], [], pipeline.LocalStages
+
+    class Counted(pipeline.LocalStages):
+        def __init__(self, cfg):
+            built.append(cfg)
+            super().__init__(cfg)
+
+    def fake_ray_ingest(paths, cfg, workspace):  # records the route; the work stays local
+        on_ray.append([p.name for p in paths])
+        return ingest_local(paths, cfg, workspace, stages=plain(cfg))
+
+    monkeypatch.setattr(pipeline, "LocalStages", Counted)
+    monkeypatch.setattr(pipeline, "ingest", fake_ray_ingest)
+    cfg = config_from_dict({"paths": {"data_dir": str(tmp_path / "data")},
+                            "ingest": {"upload_inline_max_files": 2}})
+    service = DocumentsService(cfg)
+
+    async def go():
+        small = [await service.submit("ws", [(f"n{i}.txt", NOTE + bytes([65 + i]))])
+                 for i in range(2)]
+        await service.wait_idle()
+        large = await service.submit("ws", [(f"m{i}.txt", NOTE + bytes([75 + i]))
+                                            for i in range(3)])
+        await service.wait_idle()
+        return [await service.job("ws", j["job_id"]) for j in (*small, large)]
+
+    jobs = _run(go())
+    assert [j["status"] for j in jobs] == ["done"] * 3, jobs
+    assert len(built) == 1, "the stages were loaded again for the second small job"
+    assert on_ray == [["m0.txt", "m1.txt", "m2.txt"]]
+    assert len(service.catalog.list("ws", status="done")) == 5
 
 
 def test_decompression_bombs_in_one_upload_are_capped_and_lose_nothing_else(service, tmp_path):
