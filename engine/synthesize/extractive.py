@@ -3,7 +3,8 @@
 For table evidence it finds the cell at the best row × column match over the cell graph
 (header paths, section rows, the table's scale) and answers with the value, its row,
 column and scale; over two or more years it computes the change, percentage change,
-average or total the question asks for from that row. Otherwise it takes the best
+average or total the question asks for from that row; over two rows (or columns) the
+question names, their sum, difference, ratio or share (pairs.py). Otherwise it takes the best
 sentence (keyword overlap plus, when an encoder is given, MiniLM similarity) and narrows
 it to the span the question asks for (an amount, a date, a name, or the sum, change or
 average of the amounts it gives per year): that span is the value, and the answer reads
@@ -34,6 +35,7 @@ from docray.engine.synthesize.asks import Ask, ask, combine, fmt, ordered
 from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_cell, pick_year,
                                             year_values)
 from docray.engine.synthesize.citations import to_evidence
+from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
 from docray.engine.synthesize.scope import unsupported
 from docray.engine.synthesize.values import states_value, value_span
 
@@ -84,6 +86,7 @@ class _Cand(NamedTuple):
     cell: CellHit | None  # the cell, for table answers
     span: str  # the text of the chunk it stands on (the sentence, or the cell's table line)
     fit: float = 1.0  # how well its form fits the question, kept through the semantic mix
+    value: str = ""  # a value computed from two cells (see pairs.py)
 
 
 def _cell_line(chunk_text: str, row: str, value: str) -> str:
@@ -125,6 +128,7 @@ def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
     return value, f"{value} ({hit.row} — {hit.column})".replace(" — )", ")")
 
 
+_PAIR_FIT = 1.3  # a value computed from the two cells the question names
 _STATES_BONUS = 1.3  # a number question's line that says "<its term> was <amount>"
 _VALUE_MARGIN = 0.85  # how close to the best a value-bearing candidate must be
 _NO_VALUE = 0.7  # confidence kept by an answer that lacks the kind of value asked for
@@ -158,17 +162,25 @@ class ExtractiveAnswerer:
         self.unsupported_weight = unsupported_weight
 
     def _table_cands(self, plan, a: Ask, i: int, p: Passage, rel: float,
-                     weights: dict[str, float]) -> list[_Cand]:
+                     weights: dict[str, float], pair: PairAsk | None = None) -> list[_Cand]:
         out = []
+        for u in p.units if pair else []:
+            hit = pair_cell(u.table, pair, plan.text, plan.years, u.caption) \
+                if u.table is not None else None
+            if hit:
+                out.append(_Cand(hit.score * (0.5 + 0.5 * rel), hit.answer, i, None, hit.line,
+                                 _PAIR_FIT, hit.value))
         # "total" is a stopword for retrieval, but says which row: "Total net sales"
         # (unless it names the sum asked for over the years)
         total = a.op != "sum" and re.search(r"\btotal\b", plan.text, re.I)
         keywords = [k for k in plan.keywords if k not in _INSTRUCTION] + (
             ["total"] if total else [])
+        # a percentage change is computed from amounts, not from the percent columns
+        percent = a.percent and a.op != "percent_change"
         for u in p.units:
             if u.table is None:
                 continue
-            hit = best_cell(u.table, keywords, plan.years, u.caption, weights, a.percent)
+            hit = best_cell(u.table, keywords, plan.years, u.caption, weights, percent)
             if hit and hit.score > 0.15:
                 value, text = table_answer(hit, a)
                 computed = 1.25 if a.op and " of " in text[len(value):] else 1.0
@@ -190,9 +202,10 @@ class ExtractiveAnswerer:
         seen = Counter(s for lines in lines_of for s in set(lines))
         running = {s for s, n in seen.items() if n >= 3}  # page headers and footers
         weights = _rarity(kw, passages)
+        pair = pair_ask(question) if a.kind in ("number", "fact") else None
         for i, p in enumerate(passages):
             rel = p.score / top
-            out += self._table_cands(plan, a, i, p, rel, weights)
+            out += self._table_cands(plan, a, i, p, rel, weights, pair)
             headings = {u.text.strip() for u in p.units if u.modality == "title"}
             # a caption answers a question about the figure, not one about the topic
             off_modality = 0.8 if p.chunk.modality == "image" and not figure_q else 1.0
@@ -245,6 +258,8 @@ class ExtractiveAnswerer:
 
     def _shape(self, c: _Cand, a: Ask, kw: set[str], plan) -> tuple[str, str, str]:
         """(answer, value, support) of a candidate; value "" when no span answers."""
+        if c.value:
+            return c.text, c.value, c.span
         if c.cell is not None:
             value, answer = table_answer(c.cell, a)
             return answer, value, c.span or answer

@@ -105,6 +105,17 @@ def test_operations_over_the_years_named(q, value):
     assert a.value == value
 
 
+def test_a_percentage_change_is_over_the_amounts_not_the_share_columns():
+    table = TableContent(rows=[
+        [_h(""), _h("2019"), _h("2019"), _h("2018"), _h("2018")],
+        [_h("In thousands"), _h(""), _h("%"), _h(""), _h("%")],
+        [_c("Cheese"), _c("11,459"), _c("12%"), _c("11,486"), _c("11%")],
+        [_c("Frozen Kefir"), _c("1,617"), _c("2%"), _c("1,434"), _c("1%")]], header_rows=2)
+    a = _answer("What is the percentage change in net sales from Frozen Kefir between 2018 "
+                "and 2019?", _passage(table))
+    assert a.value == "12.76%"  # (1,617 - 1,434) / 1,434, not 2% over 1%
+
+
 def test_question_kinds():
     assert ask("What is the change in cheese between 2018 and 2019?").op == "change"
     assert ask("What was revenue in 2019?").op is None  # one year: no operation
