@@ -26,6 +26,10 @@ _TITLE = (r"(?:Justice|Judge|Dr|Mr|Ms|Mrs|Prof|Professor|President|CEO|Chairman|
           r"Secretary|Senator|Governor|Commissioner)\.?")
 _AGENT = re.compile(rf"\b(?:by|{_TITLE}|named|called)\s+$")
 _TITLED = re.compile(rf"^{_TITLE}\s+")
+# A month or a weekday is capitalised, but names a date, not who or what
+_CALENDAR = frozenset("""january february march april may june july august september october
+november december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday
+thursday friday saturday sunday""".split())
 
 
 def _digits(text: str) -> str:
@@ -138,6 +142,7 @@ def name_near(sentence: str, question: str) -> str | None:
     >>> name_near("The opinion was written by Justice Sonia Sotomayor in 2019.",
     ...           "Who wrote the opinion?")
     'Sonia Sotomayor'
+    >>> name_near("The plan will be revised by January each year.", "Who revised the plan?")
     """
     asked = {w.lower() for w in re.findall(r"[A-Za-z]+", question)}
     best, fallback = None, None
@@ -147,7 +152,8 @@ def name_near(sentence: str, question: str) -> str | None:
         titled = bool(_TITLED.match(name))
         name = _TITLED.sub("", name)
         words = [w.lower() for w in re.findall(r"[A-Za-z]+", name)]
-        if not name or not words or all(w in asked for w in words) or not name[0].isupper():
+        if not name or not words or all(w in asked for w in words) or not name[0].isupper() \
+                or all(w in _CALENDAR for w in words):
             continue
         if titled or _AGENT.search(sentence[:m.start()]):
             best = best or name

@@ -98,3 +98,33 @@ def test_a_day_of_a_date_is_no_year_amount():
             "the 2017 Plan, respectively.")
     a = _answer("What is the change in plan expense between 2018 and 2019?", _passage(text))
     assert a.value != "-$257"  # 31 (the day) paired with 2019 would give 31 - 288
+
+
+@pytest.mark.parametrize("sentence", [
+    "The plan will be reviewed and revised by January each year.",
+    "The board met on Friday and again in Sept to approve the budget.",
+    "Results are due by May, then published in the annual report.",
+])
+def test_a_month_or_weekday_is_no_name(sentence):
+    from docray.engine.synthesize.values import name_near
+
+    assert name_near(sentence, "Who revised the plan?") is None
+
+
+def test_a_name_after_a_month_is_still_found():
+    from docray.engine.synthesize.values import name_near
+
+    assert name_near("In March the plan was approved by Celeste Philip.",
+                     "Who approved the plan?") == "Celeste Philip"
+
+
+def test_a_who_question_answered_only_by_a_month_is_less_sure():
+    """A date is no answer to "who": the line keeps the no-value discount, so it ranks
+    below the same line naming a person."""
+    month = _answer("Who revised the water plan?",
+                    _passage("The water plan was revised by January each year."))
+    person = _answer("Who revised the water plan?",
+                     _passage("The water plan was revised by Celeste Philip each year."))
+    assert month.value != "January"
+    assert person.value == "Celeste Philip"
+    assert month.confidence < person.confidence
