@@ -1,7 +1,8 @@
 """The ingestion pipeline: files → parse → describe → chunk → graph → encode → (pages) → write.
 
-:func:`ingest` runs it on Ray Data (parse as CPU tasks, the encoder as an actor pool)
-and writes each finished document from the driver, the single owner of the stores.
+:func:`ingest` runs it on Ray Data (parse as CPU tasks; describe, graph and encode one
+after the other in one actor pool, ``stages/doc.py``) and writes each finished document
+from the driver, the single owner of the stores.
 An image page encoder (``embed.page.backend: colpali``) adds the pages stage, an actor pool
 with its own CPU/GPU share (``ingest.page_*``), over the renders the parse stage stored.
 :func:`ingest_local` runs the same stage functions in this process without Ray; the
@@ -60,28 +61,24 @@ def build_dataset(rows: list[dict[str, Any]], cfg: DocrayConfig):
     import ray
 
     from docray.engine.ingest.stages.describe_chunk import DescribeChunkFn
-    from docray.engine.ingest.stages.encode import EncodeActor
-    from docray.engine.ingest.stages.graph import GraphFn
+    from docray.engine.ingest.stages.doc import DocEncodeActor
 
     cfg_json = cfg.model_dump_json()
     ing = cfg.ingest
     env = {"runtime_env": {"env_vars": dict(ing.worker_env)}} if ing.worker_env else {}
     ds = ray.data.from_items(rows, override_num_blocks=max(1, len(rows)))
-    one = ray.data.ActorPoolStrategy(size=1)
     ds = ds.map(_parse_task, fn_kwargs={"cfg_json": cfg_json}, num_cpus=ing.parse_num_cpus,
                 compute=ray.data.TaskPoolStrategy(size=ing.parse_concurrency), **env)
-    replies = None
+    described, extracted = None, None
     if cfg.describe.backend == "vllm":  # a batch pass on ray.data.llm over every unit
-        ds, replies = _llm_pass(ds, cfg, "describe")
-    ds = ds.map(DescribeChunkFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25,
-                compute=one, **env)
-    replies = None
-    if cfg.extract.backend == "vllm":
-        ds, replies = _llm_pass(ds, cfg, "extract")
-    ds = ds.map(GraphFn, fn_constructor_args=(cfg_json, replies), num_cpus=0.25, compute=one,
-                **env)
-    ds = ds.map(EncodeActor, fn_constructor_args=(cfg_json,), num_cpus=0.5,
-                num_gpus=ing.num_gpus_per_actor or None,
+        ds, described = _llm_pass(ds, cfg, "describe")
+    split = cfg.extract.backend == "vllm"  # the extraction pass goes between describe and graph
+    if split:
+        ds = ds.map(DescribeChunkFn, fn_constructor_args=(cfg_json, described), num_cpus=0.25,
+                    compute=ray.data.ActorPoolStrategy(size=1), **env)
+        ds, extracted = _llm_pass(ds, cfg, "extract")
+    ds = ds.map(DocEncodeActor, fn_constructor_args=(cfg_json, described, extracted, not split),
+                num_cpus=0.5, num_gpus=ing.num_gpus_per_actor or None,
                 resources=dict(ing.encoder_resources) or None,
                 compute=ray.data.ActorPoolStrategy(size=ing.encoder_actors), **env)
     if needs_page_stage(cfg):  # page renders -> ColPali multi-vectors, on their own actors
@@ -183,20 +180,17 @@ class LocalStages:
     Documents replica) reuses them across jobs instead of loading the encoder per job."""
 
     def __init__(self, cfg: DocrayConfig):
-        from docray.engine.ingest.stages.describe_chunk import DescribeChunkFn
-        from docray.engine.ingest.stages.encode import EncodeActor
-        from docray.engine.ingest.stages.graph import GraphFn
+        from docray.engine.ingest.stages.doc import DocEncodeActor
 
         require_local(cfg)
         cfg_json = cfg.model_dump_json()
-        self.describe, self.graph = DescribeChunkFn(cfg_json), GraphFn(cfg_json)
-        self.encode = EncodeActor(cfg_json)
+        self.doc = DocEncodeActor(cfg_json)
         self.pages = _page_stage(cfg_json) if needs_page_stage(cfg) else (lambda row: row)
 
     def __call__(self, row: dict[str, Any], cfg: DocrayConfig) -> dict[str, Any]:
         from docray.engine.ingest.stages.parse import parse_row
 
-        return self.pages(self.encode(self.graph(self.describe(parse_row(row, cfg)))))
+        return self.pages(self.doc(parse_row(row, cfg)))
 
 
 def runs_local(cfg: DocrayConfig) -> bool:
