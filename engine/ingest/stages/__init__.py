@@ -6,7 +6,8 @@ A row is a plain dict that flows through every stage. Keys set so far:
 * ``status`` (``ok`` / ``failed``), ``error``   — a failed row passes through untouched
 * ``doc``                                       — Document JSON (parse)
 * ``chunks``                                    — Chunk JSON list (describe_chunk)
-* ``chunk_vecs``, ``page_nos``, ``page_offsets``, ``page_tokens`` — arrays (encode)
+* ``chunk_vecs``, ``chunk_tokens``, ``page_nos``, ``page_offsets``, ``page_token_index``
+  (or ``page_tokens`` from an image page encoder) — arrays (encode, pages)
 * ``graph``                                     — nodes/edges JSON (graph)
 * ``timings``                                   — wall seconds per stage
 * ``cpu``                                       — CPU seconds per stage (the worker process,

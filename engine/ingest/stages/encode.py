@@ -1,9 +1,10 @@
 """Stage: encode (dense chunk vectors + page multi-vectors).
 
 Input row:  doc, chunks
-Output row: + chunk_vecs (n_chunks, dim) float32,
-            page_nos (n_pages,) int32, page_offsets (n_pages + 1,) int64,
-            page_tokens (total_tokens, page_dim) float16
+Output row: + chunk_vecs (n_chunks, dim) float32, chunk_tokens (total, dim) float16 and
+            chunk_tok_offsets (n_chunks + 1,) int64, page_nos (n_pages,) int32,
+            page_offsets (n_pages + 1,) int64, page_token_index (total_page_tokens,) int64
+            (rows of chunk_tokens; an image page encoder sets page_tokens instead)
 Ray: an actor pool (``ActorPoolStrategy``) so the encoder loads once per actor.
 
 With the ``text-tokens`` page encoder, ONE forward pass over the chunk texts yields both
@@ -27,34 +28,40 @@ from docray.engine.ingest.stages.pages import needs_page_stage, page_vectors_row
 from docray.engine.model import Chunk, Document
 
 
-def _cap(tokens: np.ndarray, cap: int) -> np.ndarray:
-    if len(tokens) <= cap:
-        return tokens
-    keep = np.linspace(0, len(tokens) - 1, cap).round().astype(np.int64)  # (cap,)
-    return tokens[keep]
+def _cap(index: np.ndarray, cap: int) -> np.ndarray:
+    if len(index) <= cap:
+        return index
+    keep = np.linspace(0, len(index) - 1, cap).round().astype(np.int64)  # (cap,)
+    return index[keep]
 
 
-def pages_from_chunk_tokens(doc: Document, chunks: list[Chunk], token_vecs: list[np.ndarray],
-                            dim: int, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Group chunk token vectors by page → (page_nos, offsets, tokens).
-
-    Every page of the document gets an entry, with zero tokens when nothing is on it,
-    so the page index holds every page.
-    """
+def page_token_index(doc: Document, chunks: list[Chunk], chunk_offsets: np.ndarray,
+                     cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which chunk token vectors make each page's multi-vector → (page_nos, offsets, index
+    into the chunk tokens). Every page of the document gets an entry, with zero tokens when
+    nothing is on it, so the page index holds every page. The row carries these indices, not
+    the vectors: a page's tokens are its chunks' tokens, and shipping them twice doubled the
+    largest part of every row between the encoder and the writer."""
     per_page: dict[int, list[np.ndarray]] = {p.page: [] for p in doc.pages}
-    for chunk, toks in zip(chunks, token_vecs):
+    for i, chunk in enumerate(chunks):
         for page in chunk.pages:
-            per_page.setdefault(page, []).append(toks)
+            per_page.setdefault(page, []).append(np.arange(chunk_offsets[i],
+                                                           chunk_offsets[i + 1]))
     page_nos = np.array(sorted(per_page), dtype=np.int32)
-    mats = []
-    for p in page_nos:
-        parts = per_page[int(p)]
-        mat = np.concatenate(parts) if parts else np.zeros((0, dim), np.float32)  # (n_tok, dim)
-        mats.append(_cap(mat, cap).astype(np.float16))
-    offsets = np.zeros(len(mats) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(m) for m in mats])
-    tokens = np.concatenate(mats) if mats else np.zeros((0, dim), np.float16)  # (total, dim)
-    return page_nos, offsets, tokens
+    picks = [_cap(np.concatenate(per_page[int(p)]) if per_page[int(p)]
+                  else np.zeros(0, np.int64), cap) for p in page_nos]
+    offsets = np.zeros(len(picks) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(k) for k in picks])
+    index = np.concatenate(picks) if picks else np.zeros(0, np.int64)  # (total,)
+    return page_nos, offsets, index.astype(np.int64)
+
+
+def row_page_tokens(row: dict[str, Any]) -> np.ndarray:
+    """A row's page token vectors (total, dim) float16: the page encoder's own, or the
+    chunk tokens that ``page_token_index`` names."""
+    if row.get("page_tokens") is not None:
+        return np.asarray(row["page_tokens"])
+    return np.asarray(row["chunk_tokens"])[np.asarray(row["page_token_index"])]
 
 
 MAX_ENTITIES, MAX_RELATIONS = 500, 250
@@ -145,9 +152,9 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
     if needs_page_stage(cfg):
         return row  # the pages stage (an actor pool of its own) embeds the page renders
     with stage(row, "page_vectors"):
-        nos, offs, toks = pages_from_chunk_tokens(doc, chunks, token_vecs, text_encoder.dim,
-                                                  cfg.embed.page.max_tokens)
-        row["page_nos"], row["page_offsets"], row["page_tokens"] = nos, offs, toks
+        nos, offs, index = page_token_index(doc, chunks, row["chunk_tok_offsets"],
+                                            cfg.embed.page.max_tokens)
+        row["page_nos"], row["page_offsets"], row["page_token_index"] = nos, offs, index
     return row
 
 

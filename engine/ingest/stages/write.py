@@ -16,6 +16,7 @@ import numpy as np
 
 from docray.engine.graph.records import Edge, Node
 from docray.engine.ingest.stages import failed
+from docray.engine.ingest.stages.encode import row_page_tokens
 from docray.engine.model import Chunk, Document
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ def write_row(row: dict[str, Any], stores, commit: bool = True) -> dict[str, Any
                 upsert(ws, doc_id, ids, list(row[f"{kind}_texts"]),
                        np.asarray(row[f"{kind}_vecs"], np.float32))
         offs = np.asarray(row["page_offsets"])
-        toks = np.asarray(row["page_tokens"])
+        toks = row_page_tokens(row)
         pages = [(int(p), toks[offs[i]:offs[i + 1]]) for i, p in enumerate(row["page_nos"])]
         stores.pages.add_pages(ws, doc_id, pages)
         if row.get("chunk_tok_offsets") is not None and stores.chunk_tokens is not None:
