@@ -175,7 +175,7 @@ def _page_stage(cfg_json: str):
     return PageEncodeActor(cfg_json)
 
 
-class LocalStages:
+class IngestStages:
     """The stage objects of :func:`ingest_local`, built once: a long-lived caller (the
     Documents replica) reuses them across jobs instead of loading the encoder per job."""
 
@@ -184,13 +184,13 @@ class LocalStages:
 
         require_local(cfg)
         cfg_json = cfg.model_dump_json()
-        self.doc = DocEncodeActor(cfg_json)
+        self.cfg, self.doc = cfg, DocEncodeActor(cfg_json)
         self.pages = _page_stage(cfg_json) if needs_page_stage(cfg) else (lambda row: row)
 
-    def __call__(self, row: dict[str, Any], cfg: DocrayConfig) -> dict[str, Any]:
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         from docray.engine.ingest.stages.parse import parse_row
 
-        return self.pages(self.doc(parse_row(row, cfg)))
+        return self.pages(self.doc(parse_row(row, self.cfg)))
 
 
 def runs_local(cfg: DocrayConfig) -> bool:
@@ -208,7 +208,7 @@ def require_local(cfg: DocrayConfig) -> None:
 
 def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = None,
                  progress: Progress | None = None,
-                 stages: LocalStages | None = None) -> Summary:
+                 stages: IngestStages | None = None) -> Summary:
     """The same stages, one document at a time, in this process (no Ray). ``stages`` built
     for the same config may be passed in to reuse their loaded models."""
     require_local(cfg)
@@ -216,8 +216,8 @@ def ingest_local(paths: Iterable, cfg: DocrayConfig, workspace: str | None = Non
     t0 = time.perf_counter()
     try:
         if plan.todo:
-            run = stages or LocalStages(cfg)
-            _run((run(r, cfg) for r in plan.todo), stores, summary, progress)
+            run = stages or IngestStages(cfg)
+            _run(map(run, plan.todo), stores, summary, progress)
     finally:
         summary.seconds = time.perf_counter() - t0
         summary.graph = stores.graph.counts(summary.workspace)

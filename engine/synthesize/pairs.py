@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from docray.engine.model import TableContent
 from docray.engine.retrieve.query import STOP
-from docray.engine.synthesize.asks import fmt
+from docray.engine.synthesize.asks import combine, fmt
 from docray.engine.synthesize.cells import (_YEAR_IN, _toks, column_labels, header_rows,
                                             parse_value, row_labels, table_scale)
 
@@ -107,18 +107,16 @@ def _match(term: set[str], label: str) -> float:
 
 
 def combine_pair(op: str, a: float, b: float) -> float | None:
-    """``a`` op ``b``.
+    """``a`` op ``b``, through :func:`asks.combine` (whose change and ratio read the later
+    of two values over the earlier: here ``b`` comes first).
 
-    >>> combine_pair("share", 530.0, 922.0), combine_pair("difference", 5.99, 8.40)
-    (57.48373101952278, -2.41)
+    >>> combine_pair("share", 530.0, 922.0), combine_pair("ratio", 6.0, 3.0)
+    (57.48373101952278, 2.0)
     """
-    if op == "sum":
-        return a + b
-    if op == "difference":
-        return round(a - b, 10)
-    if not b:
-        return None
-    return a / b * 100 if op == "share" else a / b
+    if op == "share":
+        ratio = combine("ratio", [b, a])
+        return None if ratio is None else ratio * 100
+    return combine({"difference": "change"}.get(op, op), [b, a])
 
 
 @dataclass

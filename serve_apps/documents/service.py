@@ -52,7 +52,7 @@ class DocumentsService:
 
         self.cfg, self._doc_id = cfg, file_doc_id
         self.ingest_fn = ingest_fn or self._ingest
-        self._stages = None  # LocalStages, built by the first small job
+        self._stages = None  # IngestStages, built by the first small job
         root = Path(cfg.paths.data_dir)
         self.uploads, self.jobs_dir = root / "uploads", root / "jobs"
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
@@ -154,12 +154,12 @@ class DocumentsService:
 
     def _ingest(self, paths: list[Path], cfg: DocrayConfig, workspace: str):
         """A small job runs here with stages kept across jobs; a larger one on Ray Data."""
-        from docray.engine.ingest.pipeline import LocalStages, ingest, ingest_local, runs_local
+        from docray.engine.ingest.pipeline import IngestStages, ingest, ingest_local, runs_local
 
         if len(paths) > cfg.ingest.upload_inline_max_files or not runs_local(cfg):
             return ingest(paths, cfg, workspace)
         if self._stages is None:
-            self._stages = LocalStages(cfg)
+            self._stages = IngestStages(cfg)
         return ingest_local(paths, cfg, workspace, stages=self._stages)
 
     def pending(self) -> int:

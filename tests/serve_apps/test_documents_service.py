@@ -91,9 +91,9 @@ def test_small_jobs_reuse_one_set_of_stages_and_large_ones_go_to_ray_data(tmp_pa
                                                                          monkeypatch):
     from docray.engine.ingest import pipeline
 
-    built, on_ray, plain = [], [], pipeline.LocalStages
+    built, on_ray, plain = [], [], pipeline.IngestStages
 
-    class Counted(pipeline.LocalStages):
+    class Counted(pipeline.IngestStages):
         def __init__(self, cfg):
             built.append(cfg)
             super().__init__(cfg)
@@ -102,7 +102,7 @@ def test_small_jobs_reuse_one_set_of_stages_and_large_ones_go_to_ray_data(tmp_pa
         on_ray.append([p.name for p in paths])
         return ingest_local(paths, cfg, workspace, stages=plain(cfg))
 
-    monkeypatch.setattr(pipeline, "LocalStages", Counted)
+    monkeypatch.setattr(pipeline, "IngestStages", Counted)
     monkeypatch.setattr(pipeline, "ingest", fake_ray_ingest)
     cfg = config_from_dict({"paths": {"data_dir": str(tmp_path / "data")},
                             "ingest": {"upload_inline_max_files": 2}})

@@ -2,8 +2,9 @@
 
 Input row:  doc
 Output row: doc (units now carry ``description``), chunks (Chunk JSON list)
-Ray: a task per document; the structural describer is pure CPU. The ``vlm`` describer
-calls an external server, so its concurrency is bounded by the pool size.
+Ray: a step of ``DocEncodeActor`` (its own pool before a vLLM extraction pass); the
+structural describer is pure CPU. The ``vlm`` describer calls an external server, so its
+concurrency is bounded by the pool size.
 """
 from __future__ import annotations
 

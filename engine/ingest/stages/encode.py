@@ -5,7 +5,8 @@ Output row: + chunk_vecs (n_chunks, dim) float32, chunk_tokens (total, dim) floa
             chunk_tok_offsets (n_chunks + 1,) int64, page_nos (n_pages,) int32,
             page_offsets (n_pages + 1,) int64, page_token_index (total_page_tokens,) int64
             (rows of chunk_tokens; an image page encoder sets page_tokens instead)
-Ray: an actor pool (``ActorPoolStrategy``) so the encoder loads once per actor.
+Ray: the last step of :class:`~.doc.DocEncodeActor`'s pool, so the encoder loads once per
+actor.
 
 With the ``text-tokens`` page encoder, ONE forward pass over the chunk texts yields both
 the chunk vectors and the token vectors; a page's multi-vector is the token vectors of
@@ -53,7 +54,7 @@ def page_token_index(doc: Document, chunks: list[Chunk], chunk_offsets: np.ndarr
     offsets = np.zeros(len(picks) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(k) for k in picks])
     index = np.concatenate(picks) if picks else np.zeros(0, np.int64)  # (total,)
-    return page_nos, offsets, index.astype(np.int64)
+    return page_nos, offsets, index
 
 
 def row_page_tokens(row: dict[str, Any]) -> np.ndarray:
@@ -159,7 +160,8 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
 
 
 class EncodeActor:
-    """Ray actor-pool wrapper: loads the encoders once per actor."""
+    """Loads the encoders once; a step of :class:`~.doc.DocEncodeActor` (and of
+    ``IngestStages``)."""
 
     def __init__(self, cfg_json: str):
         import torch

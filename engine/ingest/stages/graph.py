@@ -2,7 +2,8 @@
 
 Input row:  doc, chunks
 Output row: + graph (JSON: {"nodes": [...], "edges": [...]})
-Ray: a task per document for ``lexical``; ``llm`` extraction calls an external server.
+Ray: a step of ``DocEncodeActor`` (``stages/doc.py``) for ``lexical``; ``llm`` extraction
+calls an external server.
 """
 from __future__ import annotations
 
