@@ -40,6 +40,24 @@ def engine_version() -> str:
         return "0+unknown"
 
 
+def contribution_line(ws: str, doc_id: str, node: Node) -> str:
+    """The saved JSON line of one document's contribution to a node."""
+    record = {"id": node.id, "kind": node.kind, "name": node.name, "doc_id": node.doc_id,
+              "unit_id": node.unit_id, "page": node.page, "attrs": node.attrs}  # to_dict(), uncopied
+    return json.dumps({"ws": ws, "doc": doc_id, "node": record}, ensure_ascii=False)
+
+
+def node_of_line(line: str) -> Node:
+    return Node.from_dict(json.loads(line)["node"])
+
+
+def _entity_keys(node: Node, first: bool) -> set[str]:
+    """The index keys an entity contribution adds: its aliases, and its name when it is the
+    node's first contribution (whose name the merged node keeps)."""
+    keys = {normalize(a) for a in node.attrs.get("aliases", [])}
+    return keys | {normalize(node.name)} if first else keys
+
+
 def _merge(contribs: dict[str, Node]) -> Node:
     """One node from the per-document records of the same id (first document wins scalars)."""
     first = next(iter(contribs.values()))
@@ -66,7 +84,9 @@ class GraphStore:
         self.type_weights = {**DEFAULT_TYPE_WEIGHTS, **(type_weights or {})}
         self._keys: list[Key] = []
         self._index: dict[Key, int] = {}
-        self._contrib: list[dict[str, Node]] = []   # node index -> doc_id -> record
+        # node index -> doc_id -> the contribution's saved JSON line (parsed on read: a
+        # driver ingesting a corpus never reads most of them, and a line is a tenth of a Node)
+        self._contrib: list[dict[str, str]] = []
         self._docs: dict[str, set[str]] = {}        # workspace -> doc ids
         self._types: list[str] = []
         self._doc_codes: list[Key] = []             # code -> (workspace, doc_id)
@@ -74,7 +94,9 @@ class GraphStore:
                        (("src", np.int32), ("dst", np.int32), ("type", np.int16),
                         ("doc", np.int32), ("weight", np.float32))}
         self._cache: dict[Any, Any] = {}
-        self._lines: dict[tuple[str, str, str], tuple[Node, str]] = {}  # saved JSON lines
+        # workspace -> normalised entity name/alias -> entity node indices, kept up to date
+        # by add() (rebuilding it per document made ingestion O(nodes × documents))
+        self._entity_keys: dict[str, dict[str, set[int]]] = {}
 
     # ---- writes ---------------------------------------------------------------------------
     def add(self, nodes: Sequence[Node], edges: Sequence[Edge], doc_id: str,
@@ -83,26 +105,43 @@ class GraphStore:
         if self.has_doc(workspace, doc_id):
             self.delete_doc(workspace, doc_id)
         remap = self._resolve_entities(nodes, workspace)
+        index = self._entity_index(workspace)
         for n in nodes:
             n = replace(n, id=remap[n.id]) if n.id in remap else n
             i = self._node_index((workspace, n.id))
-            self._contrib[i][doc_id] = n
+            if n.kind == ENTITY:
+                for key in _entity_keys(n, first=not self._contrib[i]):
+                    index.setdefault(key, set()).add(i)
+            self._contrib[i][doc_id] = contribution_line(workspace, doc_id, n)
         self._docs.setdefault(workspace, set()).add(doc_id)
         self._append_edges(edges, remap, doc_id, workspace)
         self._cache.clear()
 
     def _resolve_entities(self, nodes: Sequence[Node], ws: str) -> dict[str, str]:
         """Map a new entity id onto an existing entity of the workspace sharing a name/alias."""
-        remap = {}
+        remap, index = {}, self._entity_index(ws)
         for n in nodes:
             if n.kind != ENTITY or (ws, n.id) in self._index:
                 continue
-            keys = {normalize(n.name), *(normalize(a) for a in n.attrs.get("aliases", []))}
-            hits = {i for k in keys for i in self._alias_index(ws).get(k, ())
-                    if self._contrib[i] and self.node_at(i).kind == ENTITY}
+            hits = {i for k in _entity_keys(n, first=True) for i in index.get(k, ())}
             if len(hits) == 1:
                 remap[n.id] = self._keys[hits.pop()][1]
         return remap
+
+    def _entity_index(self, ws: str) -> dict[str, set[int]]:
+        """Normalised names and aliases of the workspace's entities (the merged node's name
+        is its first contribution's) → node indices; rebuilt after a delete or a load."""
+        if ws not in self._entity_keys:
+            index: dict[str, set[int]] = {}
+            for i, (w, node_id) in enumerate(self._keys):
+                if w != ws or not node_id.startswith("ent:") or not self._contrib[i]:
+                    continue
+                node = self.node_at(i)
+                if node.kind == ENTITY:
+                    for key in {normalize(node.name), *map(normalize, node.attrs.get("aliases", []))}:
+                        index.setdefault(key, set()).add(i)
+            self._entity_keys[ws] = index
+        return self._entity_keys[ws]
 
     def _node_index(self, key: Key) -> int:
         i = self._index.get(key)
@@ -147,6 +186,7 @@ class GraphStore:
                 self._contrib[i].pop(doc_id, None)
         self._compact()
         self._cache.clear()
+        self._entity_keys.clear()
         return True
 
     def _compact(self) -> None:
@@ -189,7 +229,7 @@ class GraphStore:
     def node_at(self, i: int) -> Node:
         cache = self._cache.setdefault("nodes", {})
         if i not in cache:
-            cache[i] = _merge(self._contrib[i])
+            cache[i] = _merge({doc: node_of_line(line) for doc, line in self._contrib[i].items()})
         return cache[i]
 
     def units_by_doc(self, node: Node, workspace: str = "default") -> dict[str, list[str]]:

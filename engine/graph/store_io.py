@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from docray.engine.errors import Corrupt
-from docray.engine.graph.records import Node
 
 if TYPE_CHECKING:
     from docray.engine.graph.store import GraphStore
@@ -49,21 +48,11 @@ def save_store(store: "GraphStore", path: Path) -> None:
 
 
 def _lines(store: "GraphStore") -> list[str]:
-    """One JSON line per node contribution. A contribution never changes once added, so its
-    line is kept (beside the record it was made from) for the next save: ingestion saves
-    after every few documents, and re-serialising the whole graph each time made the saves
-    grow with the square of the corpus (45 CPU s of a 2,688-page ingest)."""
-    old, new, lines = store._lines, {}, []
-    for (ws, node_id), contribs in zip(store._keys, store._contrib):
-        for doc, n in contribs.items():
-            key = (ws, node_id, doc)
-            hit = old.get(key)
-            line = hit[1] if hit is not None and hit[0] is n else json.dumps(
-                {"ws": ws, "doc": doc, "node": n.to_dict()}, ensure_ascii=False)
-            new[key] = (n, line)
-            lines.append(line)
-    store._lines = new
-    return lines
+    """One JSON line per node contribution. The store holds each contribution as its line
+    (made once, when the document was added), so a save writes them as they are: ingestion
+    saves after every few documents, and re-serialising the whole graph each time made the
+    saves grow with the square of the corpus (45 CPU s of a 2,688-page ingest)."""
+    return [line for contribs in store._contrib for line in contribs.values()]
 
 
 def _manifest(path: Path) -> dict:
@@ -88,24 +77,27 @@ def load_store(store: "GraphStore", path: Path) -> None:
         tables = json.loads((path / "tables.json").read_text())
         with np.load(path / "edges.npz") as z:
             edges = {k: z[k] for k in store._edges}
-        lines = (path / "nodes.jsonl").read_text().splitlines()
-        contribs = [json.loads(line) for line in lines if line.strip()]
+        lines = [line for line in (path / "nodes.jsonl").read_text().splitlines() if line.strip()]
     except (OSError, ValueError, KeyError) as err:
         raise Corrupt(str(path), f"unreadable graph files: {err}") from None
     store._keys = [tuple(k) for k in tables["keys"]]
     store._index = {k: i for i, k in enumerate(store._keys)}
     store._contrib = [{} for _ in store._keys]
-    for c in contribs:
+    for line in lines:  # parsed one at a time: a list of all parsed lines doubled the peak
+        try:
+            c = json.loads(line)
+        except ValueError as err:
+            raise Corrupt(str(path / "nodes.jsonl"), f"unreadable graph files: {err}") from None
         i = store._index.get((c["ws"], c["node"]["id"]))
         if i is None:
             raise Corrupt(str(path / "nodes.jsonl"), f"node {c['node']['id']!r} not in tables")
-        store._contrib[i][c["doc"]] = Node.from_dict(c["node"])
+        store._contrib[i][c["doc"]] = line
     store._types = list(tables["types"])
     store._doc_codes = [tuple(k) for k in tables["doc_codes"]]
     store._docs = {ws: set(d) for ws, d in tables["docs"].items()}
     store._edges = {k: edges[k].astype(v.dtype) for k, v in store._edges.items()}
     got = {"n_nodes": len(store._keys), "n_edges": len(store._edges["src"]),
-           "n_contributions": len(contribs)}
+           "n_contributions": len(lines)}
     bad = {k: (manifest.get(k), v) for k, v in got.items() if manifest.get(k) != v}
     if bad:
         raise Corrupt(str(path), "graph files disagree with manifest.json "
@@ -114,3 +106,4 @@ def load_store(store: "GraphStore", path: Path) -> None:
     if len(store._edges["src"]) and max(store._edges["src"].max(), store._edges["dst"].max()) >= n:
         raise Corrupt(str(path / "edges.npz"), "edge endpoint beyond the node table")
     store._cache.clear()
+    store._entity_keys.clear()

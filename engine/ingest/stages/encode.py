@@ -69,16 +69,24 @@ MAX_ENTITIES, MAX_RELATIONS = 500, 250
 ENCODE_SLICE = 256  # chunks per encoder call: bounds the float32 token vectors held at once
 
 
-def encode_chunks(encoder, texts: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Chunk vectors (n, dim) float32 and each chunk's token vectors in float16, encoded
-    ``ENCODE_SLICE`` texts at a time: a 1,478-chunk 10-K's float32 token vectors alone are
-    380 MB, and a Ray worker's heap keeps its high-water mark."""
-    vecs, toks = [np.zeros((0, encoder.dim), np.float32)], []
+def encode_chunks(encoder, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Chunk vectors (n, dim) float32, token offsets (n + 1,) int64 and every chunk's token
+    vectors (total, dim) float16, encoded ``ENCODE_SLICE`` texts at a time: a 1,478-chunk
+    10-K's float32 token vectors alone are 380 MB. The heap is trimmed after each slice:
+    the model's freed activations otherwise stayed in the worker's RSS (the 3M 10-K's
+    116 MB of tokens grew the encoder by 480 MB)."""
+    vecs, toks, sizes = [np.zeros((0, encoder.dim), np.float32)], [], [0]
     for s in range(0, len(texts), ENCODE_SLICE):
         v, t = encoder.encode_with_tokens(texts[s:s + ENCODE_SLICE])  # (b, dim), [(t, dim)]
         vecs.append(np.asarray(v, np.float32))
-        toks.extend(np.asarray(m).astype(np.float16) for m in t)
-    return np.concatenate(vecs), toks
+        sizes += [len(m) for m in t]
+        toks.append(np.concatenate(t).astype(np.float16) if t  # (slice total, dim)
+                    else np.zeros((0, encoder.dim), np.float16))
+        del v, t
+        trim_heap()
+    offsets = np.cumsum(sizes, dtype=np.int64)  # (n + 1,)
+    tokens = np.concatenate(toks) if toks else np.zeros((0, encoder.dim), np.float16)
+    return np.concatenate(vecs), offsets, tokens
 
 
 class CachedTexts:
@@ -133,14 +141,9 @@ def encode_row(row: dict[str, Any], cfg: DocrayConfig, text_encoder, page_encode
         label = doc_label(doc)
         texts = [index_text(label, c) for c in chunks]
         row["index_texts"] = texts
-        vecs, token_vecs = encode_chunks(text_encoder, texts)  # (n, dim), [(t, dim)] fp16
-        row["chunk_vecs"] = vecs
         # Chunk token vectors, kept for late-interaction rerank without re-encoding.
-        offs = np.zeros(len(token_vecs) + 1, dtype=np.int64)
-        offs[1:] = np.cumsum([len(t) for t in token_vecs])
-        row["chunk_tok_offsets"] = offs
-        row["chunk_tokens"] = (np.concatenate(token_vecs) if token_vecs  # (total, dim) fp16
-                               else np.zeros((0, text_encoder.dim), np.float16))
+        row["chunk_vecs"], row["chunk_tok_offsets"], row["chunk_tokens"] = encode_chunks(
+            text_encoder, texts)  # (n, dim) fp32, (n + 1,), (total, dim) fp16
     if failed(row):
         return row
     if row.get("graph"):

@@ -44,6 +44,22 @@ def test_shared_entity_merged_across_docs(store):
     assert ppe.attrs["doc_ids"] == ["d1", "d2"] and store.get("ent:pp&e") is None
 
 
+def test_alias_mapping_survives_a_reopen_and_a_delete(store, tmp_path):
+    """The entity name/alias index is kept up to date by add() and rebuilt after a load
+    or a delete: a later document mentioning only "PP&E" still lands on d1's entity."""
+    store.save(tmp_path / "g")
+    reopened = GraphStore.open(tmp_path / "g")
+    reopened.add(*_doc("d3", text=OTHER_TEXT, table=False), doc_id="d3")
+    assert reopened.get("ent:property plant and equipment").attrs["doc_ids"] == ["d1", "d2", "d3"]
+    assert reopened.delete_doc("default", "d2") and reopened.get("ent:pp&e") is None
+    reopened.add(*_doc("d4", text=OTHER_TEXT, table=False), doc_id="d4")
+    assert reopened.get("ent:property plant and equipment").attrs["doc_ids"] == ["d1", "d3", "d4"]
+    assert reopened.get("ent:pp&e") is None
+    reopened.delete_doc("default", "d1")  # the entity's first document: name gone from index
+    reopened.add(*_doc("d5", text=OTHER_TEXT, table=False), doc_id="d5")
+    assert "d5" in reopened.get("ent:property plant and equipment").attrs["doc_ids"]
+
+
 def test_units_by_doc_groups_an_entity_and_follows_writes():
     s = GraphStore()
     ent = lambda doc, uids: Node("ent:acme", ENTITY, "Acme", doc_id=doc,
@@ -145,4 +161,4 @@ def test_saves_after_writes_equal_a_fresh_save(store, tmp_path):
     lines = sorted((tmp_path / "g" / "nodes.jsonl").read_text().splitlines())
     assert lines == sorted((tmp_path / "fresh" / "nodes.jsonl").read_text().splitlines())
     assert reopened.counts() == fresh.counts() and reopened.get("ent:3m") == fresh.get("ent:3m")
-    assert len(store._lines) == len(lines)  # nothing kept for deleted contributions
+    assert sum(map(len, store._contrib)) == len(lines)  # nothing kept for deleted contributions

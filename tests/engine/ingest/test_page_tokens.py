@@ -54,3 +54,19 @@ def test_an_image_page_encoders_own_tokens_win():
     row = {"page_tokens": own, "chunk_tokens": np.zeros((5, 4), np.float16),
            "page_token_index": np.array([0, 1])}
     assert np.array_equal(row_page_tokens(row), own)
+
+
+def test_encode_chunks_in_slices_matches_one_pass(minilm, monkeypatch):
+    """Slices of ``ENCODE_SLICE`` texts (heap trimmed between them) give the vectors and
+    token vectors of one pass, laid out by offsets, in float16."""
+    from docray.engine.ingest.stages import encode
+
+    texts = ["Revenue rose.", LONG, "Costs fell sharply in the third quarter.", "", "Net cash."]
+    whole_vecs, whole_toks = minilm.encode_with_tokens(texts)
+    monkeypatch.setattr(encode, "ENCODE_SLICE", 2)
+    vecs, offsets, tokens = encode.encode_chunks(minilm, texts)
+    assert tokens.dtype == np.float16 and vecs.shape == (5, minilm.dim)
+    assert list(np.diff(offsets)) == [len(t) for t in whole_toks] and offsets[-1] == len(tokens)
+    assert np.allclose(vecs, whole_vecs, atol=2e-2)
+    for i, t in enumerate(whole_toks):
+        assert np.allclose(tokens[offsets[i]:offsets[i + 1]], t, atol=3e-2), i
