@@ -119,10 +119,18 @@ def _body_row(row: list[Span], cols, label_edge: float) -> list[Cell]:
     return [Cell(text=t, is_header=(k == 0 and bool(t))) for k, t in enumerate(texts)]
 
 
-def _header_row(row: list[Span], cols, label_edge: float) -> list[Cell]:
-    """Each column is claimed by the nearest header span (so one span can cover several)."""
-    label = " ".join(s.text for s in row if s.x1 < label_edge)
-    heads = [s for s in row if s.x1 >= label_edge]
+def _header_row(row: list[Span], cols, label_edge: float, stub_left: float) -> list[Cell]:
+    """Each column is claimed by the nearest header span (so one span can cover several).
+    The row's label is what starts in the left half of the stub: a 10-K centres "2021" over
+    its "$" and amount, so it can end left of the amounts without being the row's label
+    (taken as one, it made the next year's header span both columns)."""
+    mid = (stub_left + label_edge) / 2
+
+    def is_label(s: Span) -> bool:
+        return s.x1 < label_edge and s.x0 < mid
+
+    label = " ".join(s.text for s in row if is_label(s))
+    heads = [s for s in row if not is_label(s)]
     pitch = median((cols[i + 1][0] - cols[i][0] for i in range(len(cols) - 1)), 60.0)
     owner: list[int | None] = []
     for a, b in cols:
@@ -170,7 +178,8 @@ def find_borderless(spans: list[Span]) -> list[FoundTable]:
             i -= 1
         if len(body) < 2:
             continue
-        cells = [_header_row(r, cols, label_edge) for r in head]
+        stub_left = min(s.x0 for r in body for s in r)
+        cells = [_header_row(r, cols, label_edge, stub_left) for r in head]
         cells += [_body_row(r, cols, label_edge) for r in body]
         content = make_content(cells, header_rows=len(head), header_cols=1)
         used_rows = head + body

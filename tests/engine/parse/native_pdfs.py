@@ -127,6 +127,35 @@ def borderless_table_pdf(tmp_path: Path):
     return path
 
 
+@pytest.fixture
+def statement_pdf(tmp_path: Path):
+    """A 10-K balance sheet: two header lines ("August 29," over "2021") centred over a
+    column whose "$" sits left of the right-aligned amounts, so "2021" ends left of them."""
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "statement.pdf"
+    c = canvas.Canvas(str(path), pagesize=(W, H))
+    c.setFont("Helvetica", 8)
+    y = H - 100
+    for k, (month, year) in enumerate((("August 29,", "2021"), ("August 30,", "2020"))):
+        c.drawCentredString(426 + 114 * k, y, month)
+        c.drawCentredString(426 + 114 * k, y - 11, year)
+    rows = [("Cash and cash equivalents", "$", "11,258", "12,277"),
+            ("Receivables, net", "", "1,803", "1,550"),
+            ("TOTAL ASSETS", "$", "59,268", "55,556"),
+            ("TOTAL LIABILITIES", "", "41,190", "36,851")]
+    for k, (label, dollar, a, b) in enumerate(rows):
+        yy = y - 28 - 12 * k
+        c.drawString(60, yy, label)
+        for j, v in enumerate((a, b)):
+            if dollar:
+                c.drawString(408 + 114 * j, yy, dollar)
+            c.drawRightString(479 + 114 * j, yy, v)
+    c.showPage()
+    c.save()
+    return path
+
+
 def chart_image():
     """A bar chart with text inside it (for OCR)."""
     from PIL import Image, ImageDraw

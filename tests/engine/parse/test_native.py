@@ -93,6 +93,16 @@ def test_borderless_financial_table(borderless_table_pdf):
     assert tc.rows[0][1].is_header and tc.rows[2][0].is_header and not tc.rows[2][1].is_header
 
 
+def test_year_header_centred_left_of_its_amounts_heads_its_column(statement_pdf):
+    """"2021" ends left of the amounts under it (the "$" sits between): it heads the first
+    column, not the row labels, and "2020" heads only the second."""
+    tc = next(u.table for u in _parse(statement_pdf).units if u.modality == "table")
+    assert tc.header_rows == 2
+    assert [c.text for c in tc.rows[1]] == ["", "2021", "2020"]
+    assert find_cell(tc, "TOTAL LIABILITIES", "2021") == "41,190"
+    assert find_cell(tc, "TOTAL ASSETS", "2020") == "55,556"
+
+
 def test_figure_with_caption_ocr_text_and_crop(figure_pdf, tmp_path):
     path, drawn = figure_pdf
     store = ArtifactStore(tmp_path / "artifacts")
