@@ -37,6 +37,7 @@ from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_
 from docray.engine.synthesize.citations import to_evidence
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
 from docray.engine.synthesize.scope import unsupported
+from docray.engine.synthesize.units import in_asked_unit
 from docray.engine.synthesize.values import states_value, value_span
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
@@ -294,6 +295,11 @@ class ExtractiveAnswerer:
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
         best, (answer, value, support) = self._pick(cands, a, kw, plan)
+        restated = in_asked_unit(value, question) if a.kind == "number" and value else None
+        if restated:  # "Answer in USD billions" over a table in millions
+            answer = answer.replace(value, f"{restated} ({value})", 1) if value in answer \
+                else f"{restated} — {answer}"
+            value = restated
         strength, idx = best.strength, best.idx
         if a.kind in _VALUE_KINDS and not value:
             strength *= _NO_VALUE  # asked for an amount, a date or a name; none found

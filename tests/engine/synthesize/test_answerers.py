@@ -59,6 +59,16 @@ def test_sentence_answer_narrows_to_the_number():
     assert a.answer == "$480 million — Northwind expects revenue of $480 million in fiscal 2024."
 
 
+def test_an_amount_is_restated_in_the_unit_the_question_asks_for():
+    a = _ask(ExtractiveAnswerer(0.2), "What was net income in 2018? Answer in USD billions.",
+             [_table_passage(0.8)])
+    assert a.value == "5.36 billion"
+    assert a.answer.startswith("5.36 billion (5,363 million)") and "Net income" in a.answer
+    same = _ask(ExtractiveAnswerer(0.2), "What was net income in 2018? Answer in USD millions.",
+                [_table_passage(0.8)])
+    assert same.value == "5,363 million"
+
+
 def test_numbers_the_question_gives_are_not_the_answer():
     """A year, a date's day or a figure named in the question is not the amount asked for."""
     ans = ExtractiveAnswerer(0.2)

@@ -1,0 +1,45 @@
+"""The unit a question asks its amount in ("Answer in USD billions"), and a value restated
+in it: a table in millions answers 8,738, the question wants 8.74 billion.
+
+>>> asked_unit("What is the year end FY2018 net PPNE for 3M? Answer in USD billions.")
+'billion'
+>>> in_asked_unit("8,738 million", "What is net PP&E? Answer in USD billions.")
+'8.74 billion'
+>>> in_asked_unit("$1.47 billion", "How much cash did it hold, in millions?")
+'1,470 million'
+>>> in_asked_unit("(1,577) million", "What was capex? Answer in USD millions.") is None
+True
+"""
+from __future__ import annotations
+
+import re
+
+from docray.engine.synthesize.asks import fmt
+from docray.engine.synthesize.cells import parse_value
+
+_FACTOR = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+_WORD = r"(thousand|million|billion)s?"
+_ASKED = re.compile(rf"\b(?:in|into|as)\s+(?:(?:usd|us\$|\$|dollars?|u\.s\. dollars)\s+)?{_WORD}"
+                    rf"\b|\b(?:usd|us\$|\$)\s?{_WORD}\b", re.I)
+_VALUE = re.compile(rf"^\s*(\(?\s*[-−–]?\s*[$€£]?\s*\d[\d,]*(?:\.\d+)?\s*\)?)\s*(?:{_WORD}|bn)\b",
+                    re.I)
+
+
+def asked_unit(question: str) -> str | None:
+    """'thousand', 'million' or 'billion' when the question names the unit of its answer."""
+    m = _ASKED.search(question)
+    return None if m is None else (m.group(1) or m.group(2)).lower()
+
+
+def in_asked_unit(value: str, question: str) -> str | None:
+    """``value`` ("8,738 million", "$1.47 billion") restated in the unit the question asks
+    for, or None when it names none, the value has no unit, or the units already agree."""
+    target = asked_unit(question)
+    m = _VALUE.match(value) if target else None
+    if m is None:
+        return None
+    unit = (m.group(2) or "billion").lower()  # "bn"
+    number = parse_value(m.group(1))
+    if number is None or unit == target:
+        return None
+    return f"{fmt(number * _FACTOR[unit] / _FACTOR[target])} {target}"
