@@ -96,6 +96,15 @@ def _merge_runs(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]
     return runs
 
 
+def _gather(rows: torch.Tensor, runs: list[tuple[int, int]]) -> torch.Tensor:
+    """The rows of ``runs`` in order: a view of the memory map when they are one run (a
+    scoped query's document is one run), a copy otherwise."""
+    if len(runs) == 1:
+        a, n = runs[0]
+        return rows[a:a + n]
+    return torch.cat([rows[a:a + n] for a, n in runs])
+
+
 def _as_numpy(tokens: Array) -> np.ndarray:
     if isinstance(tokens, torch.Tensor):
         return tokens.detach().float().cpu().numpy()
@@ -419,7 +428,7 @@ class PageStore:
             offsets = np.append(view.starts, view.starts[-1] + view.lengths[-1])  # (n_pages + 1,)
             return maxsim(qs, view.tokens, offsets, view.scales, compute=self.compute)[:, idx]
         runs = _merge_runs(view.starts[idx], view.lengths[idx])
-        tokens = torch.cat([view.tokens[a:a + n] for a, n in runs])  # (n_sel_tok, dim)
-        scales = torch.cat([view.scales[a:a + n] for a, n in runs]) if view.scales is not None else None
+        tokens = _gather(view.tokens, runs)  # (n_sel_tok, dim)
+        scales = _gather(view.scales, runs) if view.scales is not None else None
         offsets = np.concatenate([[0], np.cumsum(view.lengths[idx])])  # (n_sel + 1,)
         return maxsim(qs, tokens, offsets, scales, compute=self.compute)
