@@ -68,10 +68,12 @@ def make_answerer(cfg: DocrayConfig, encoder=None, artifacts=None, chunk_tokens=
                           "with url set to a served model")
     from docray.engine.synthesize.extractive import ExtractiveAnswerer
     from docray.engine.synthesize.spans import StoredSpans
+    from docray.engine.synthesize.statements import DocTables
 
     spans = (StoredSpans.open(chunk_tokens, content, encoder)
              if encoder is not None and content is not None else None)
-    return ExtractiveAnswerer(s.abstain_threshold, encoder, spans, s.unsupported_weight)
+    tables = DocTables(content) if content is not None else None
+    return ExtractiveAnswerer(s.abstain_threshold, encoder, spans, s.unsupported_weight, tables)
 
 
 def single_thread_blas() -> None:

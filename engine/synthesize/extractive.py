@@ -1,6 +1,7 @@
 """Extractive answerer (CPU default): the value that answers, then the line that says it.
 
-For table evidence it finds the cell at the best row × column match over the cell graph
+A financial ratio the question names ("the FY2021 inventory turnover") is computed from the
+document's statements (ratios.py). For table evidence it finds the cell at the best row × column match over the cell graph
 (header paths, section rows, the table's scale) and answers with the value, its row,
 column and scale; over two or more years it computes the change, percentage change,
 average or total the question asks for from that row; over two rows (or columns) the
@@ -36,6 +37,7 @@ from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_
                                             year_values)
 from docray.engine.synthesize.citations import to_evidence
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
+from docray.engine.synthesize.ratios import ratio_answer
 from docray.engine.synthesize.scope import unsupported
 from docray.engine.synthesize.units import in_asked_unit
 from docray.engine.synthesize.values import states_value, value_span
@@ -158,9 +160,10 @@ class ExtractiveAnswerer:
     name = "extractive"
 
     def __init__(self, threshold: float = 0.3, encoder=None, spans=None,
-                 unsupported_weight: float = 0.0):
+                 unsupported_weight: float = 0.0, tables=None):
         self.threshold, self.encoder, self.spans = threshold, encoder, spans
         self.unsupported_weight = unsupported_weight
+        self.tables = tables  # DocTables: the statements a named ratio is computed from
 
     def _table_cands(self, plan, a: Ask, i: int, p: Passage, rel: float,
                      weights: dict[str, float], pair: PairAsk | None = None) -> list[_Cand]:
@@ -288,6 +291,9 @@ class ExtractiveAnswerer:
 
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:
+        computed = ratio_answer(question, passages, self.tables) if self.tables else None
+        if computed is not None:
+            return computed
         plan, a, kw, cands = self._candidates(question, passages)
         cands = sorted(self._semantic(question, cands, passages, qvec),
                        key=lambda c: -c.strength)
