@@ -185,7 +185,10 @@ def plot(result: dict, path: Path) -> None:
 
     systems = list(result["recall"])
     bars = [("closed", "R@1"), ("closed", "R@5"), ("open", "R@5")]
-    fig, ax = plt.subplots(figsize=(12, 4.5))
+    answers = result.get("answers")
+    fig, axes = plt.subplots(1, 2 if answers else 1, figsize=(18 if answers else 12, 4.5),
+                             gridspec_kw={"width_ratios": [2, 1]} if answers else None)
+    ax = axes[0] if answers else axes
     width = 0.8 / len(bars)
     for j, (setting, k) in enumerate(bars):
         vals = [result["recall"][s][setting]["all"][k] for s in systems]
@@ -194,8 +197,24 @@ def plot(result: dict, path: Path) -> None:
     ax.set_ylabel("page recall (%)")
     ax.legend()
     ax.set_title("docray modes vs baselines on qa.jsonl (same run)")
+    if answers:
+        _plot_answers(axes[1], answers)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+def _plot_answers(ax, answers: dict) -> None:
+    """Extractive answer accuracy and exact match: dev, test, all, then each modality."""
+    groups = [("dev", answers["dev"]), ("test", answers["test"]), ("all", answers["all"])] + \
+        sorted(answers["by_modality"].items())
+    x = np.arange(len(groups))
+    for j, (key, label) in enumerate([("answer_accuracy", "accuracy"),
+                                      ("exact_match", "exact match")]):
+        ax.bar(x + j * 0.4, [g.get(key, 0.0) for _, g in groups], 0.4, label=label)
+    ax.set_xticks(x + 0.2, [name for name, _ in groups], rotation=20)
+    ax.set_ylabel("% of answerable questions")
+    ax.set_title("extractive answers (hybrid, closed)")
+    ax.legend()
 
 
 async def timed_open(bench: Bench, qa: list[dict], n: int | None = None) -> dict:
