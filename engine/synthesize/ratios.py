@@ -154,7 +154,7 @@ RATIOS: list[tuple[str, str, Formula, bool]] = [
     ("debt to EBITDA", r"debt[- ]to[- ]ebitda",
      lambda v: v.total_debt() / v.ebitda(), False),
     ("capitalization ratio", r"capitali[sz]ation ratio",
-     lambda v: v.end("long_term_debt") / (v.end("long_term_debt") + v.end("equity")), False),
+     lambda v: v.total_debt() / (v.total_debt() + v.end("equity")), False),
     ("cash flow to total debt", r"cash flow to (?:total )?debt",
      lambda v: v.end("operating_cash_flow") / v.total_debt(), False),
 ]

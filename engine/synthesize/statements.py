@@ -29,7 +29,8 @@ from docray.engine.synthesize.cells import (_YEAR_IN, column_labels, header_rows
 
 log = logging.getLogger(__name__)
 
-_EQUITY = r"total (?:[\w.&,]+ )*(?:stockholders|shareholders|shareowners)'? (?:equity|investment)"
+_EQUITY = (r"total (?:[\w.&,]+ )*(?:stockholders|shareholders|shareowners)'? (?:equity|investment)"
+           r"|total equity")
 # line item → a pattern its normalised row label matches in full
 ITEMS: dict[str, str] = {
     "revenue": r"(?:total )?(?:net )?(?:revenues?|net sales|sales)(?: net)?|total net "
@@ -74,10 +75,11 @@ _FLOW_ITEMS = frozenset({"depreciation", "operating_cash_flow"})
 # Items a segment table repeats per segment: the consolidated row is the largest one (and a
 # statement split over two table units still gives its total).
 _LARGEST = frozenset("""revenue cogs gross_profit operating_income net_income pretax_income
-total_assets""".split())
+total_assets rnd""".split())
 # a column of one quarter ("For the Quarters Ended December 31, 2019", "Three Months
 # Ended"): never a fiscal year's amount
 _QUARTER = re.compile(r"quarter|three months|3 months|\bq[1-4]\b|weeks ended", re.I)
+_CONTEXT_UNITS = 6  # text units before a headerless table read for its dates
 _FACTOR = {"": None, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _NORM = re.compile(r"[^a-z0-9&' ]+")
 
@@ -119,23 +121,55 @@ class _Row:
     factor: float | None = None  # the scale as a multiplier (None: the table states none)
 
 
-def _rows(unit: Unit) -> list[_Row]:
+def _value_columns(grid: list[list[str]], n_head: int) -> list[int]:
+    """The columns (after the first) whose filled body cells are mostly amounts."""
+    out = []
+    for c in range(1, max((len(r) for r in grid), default=0)):
+        filled = [r[c] for r in grid[n_head:] if c < len(r) and r[c]]
+        if filled and sum(parse_value(t) is not None for t in filled) * 5 >= len(filled) * 3:
+            out.append(c)
+    return out
+
+
+def _years_in(texts: list[str]) -> list[str]:
+    """The years the texts name, in reading order, once each."""
+    return list(dict.fromkeys(y for t in texts for y in _YEAR_IN.findall(t)))
+
+
+def _rows(unit: Unit, context: list[str], inherited: tuple[list[str], str]
+          ) -> tuple[list[_Row], list[str], str]:
+    """(rows with a value for a year, the years of the table's value columns in order, its
+    scale).
+
+    Years come from the header rows; a table without them (a balance sheet whose dates are
+    text lines above it) takes them from ``context`` (those lines: the text just before
+    the table on its page) and then ``inherited`` (the previous table's years and scale,
+    for a statement continued in a second table unit), when there are as many as it has
+    value columns."""
     table = unit.table
     grid = table.grid()
     if len(grid) < 2:
-        return []
+        return [], [], ""
     n_head = header_rows(table, grid)
     cols = column_labels(grid, n_head)
-    if sum(bool(_QUARTER.search(label)) for label in cols) >= 2:
-        return []  # quarterly data: no column is a fiscal year's
+    if sum(bool(_QUARTER.search(label)) for label in cols) >= 2 or \
+            any(_QUARTER.search(t) for t in context):
+        return [], [], ""  # quarterly data: no column is a fiscal year's
     year_of = {}
     for c, label in enumerate(cols):
         found = _YEAR_IN.findall(label)
         if len(set(found)) == 1 and not _QUARTER.search(label):
             year_of[c] = found[0]
-    if not year_of:
-        return []
     scale = table_scale([unit.caption or "", *(c for r in grid[:n_head] for c in r)])
+    if not year_of:
+        values = _value_columns(grid, n_head if table.header_rows else 0)
+        for years, their_scale in ((_years_in(context), table_scale(context)), inherited):
+            if values and len(years) == len(values):
+                year_of, n_head = dict(zip(values, years)), table.header_rows
+                scale = scale or their_scale
+                break
+    if not year_of:
+        return [], [], ""
     out = []
     for i, label in row_labels(grid, n_head):
         values: dict[str, float] = {}
@@ -145,7 +179,7 @@ def _rows(unit: Unit) -> list[_Row]:
                 values[year] = v
         if values:
             out.append(_Row(label, values, scale, len(set(year_of.values())), unit))
-    return out
+    return out, [year_of[c] for c in sorted(year_of)], scale
 
 
 class DocTables:
@@ -163,8 +197,11 @@ class DocTables:
         units = sorted((u for u in self.content.doc_units(workspace, doc_id, "table")
                         if u.table is not None), key=lambda u: (u.page, u.order))
         index: dict[str, list[_Row]] = {name: [] for name in ITEMS}
+        inherited: tuple[list[str], str] = ([], "")
         for u in units:
-            for row in _rows(u):
+            rows, years, scale = _rows(u, self._context(workspace, doc_id, u), inherited)
+            inherited = (years, scale) if years else inherited
+            for row in rows:
                 label, section = norm_label(row.label), row.label.rpartition(": ")[0]
                 for name, pat in _COMPILED.items():
                     if not pat.match(label) or re.search(r"deferred tax", section, re.I):
@@ -181,6 +218,20 @@ class DocTables:
         while len(self._docs) > self._cache_docs:
             self._docs.popitem(last=False)
         return index
+
+    def _context(self, workspace: str, doc_id: str, table: Unit) -> list[str]:
+        """The text lines just before a table without header rows on its page (its
+        column dates and scale, when the parser left them outside the table)."""
+        if table.table.header_rows:
+            return []
+        before = [u for u in self.content.page_units(workspace, doc_id, table.page)
+                  if u.order < table.order]
+        lines = []
+        for u in reversed(before[-_CONTEXT_UNITS:]):
+            if u.modality == "table":
+                break
+            lines.insert(0, u.text)
+        return lines
 
     def item(self, workspace: str, doc_id: str, name: str, year: str,
              label: str = "") -> Item | None:

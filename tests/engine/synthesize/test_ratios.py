@@ -175,3 +175,33 @@ def test_questions_that_are_not_one_line_item(question):
     from docray.engine.synthesize.ratios import amount_ask
 
     assert amount_ask(question) is None
+
+
+def test_a_headerless_balance_sheet_takes_its_dates_and_scale_from_the_lines_above(tmp_path):
+    """The parser left "January 28, 2023 | January 29, 2022" and "$ in millions" outside
+    the table, as text units above it; its continuation is a second headerless table."""
+    store = ContentStore(tmp_path / "content.sqlite")
+
+    def text(uid, order, t):
+        return Unit(unit_id=uid, doc_id=DOC, page=39, bbox=(0.1, 0.1, 0.5, 0.12),
+                    modality="text", text=t, order=order)
+
+    def bare(uid, order, rows):
+        return Unit(unit_id=uid, doc_id=DOC, page=39, bbox=(0.1, 0.1, 0.9, 0.5), order=order,
+                    modality="table", table=TableContent(rows=[[Cell(text=t) for t in r]
+                                                               for r in rows]))
+
+    assets = [["Cash and cash equivalents", "1,874", "2,936"],
+              ["Receivables, net", "1,141", "1,042"], ["Total current assets", "8,802", "10,539"],
+              ["Total assets", "15,803", "17,504"]]
+    more = [["Total current liabilities", "8,979", "10,674"], ["Total equity", "2,795", "3,020"]]
+    store.add_doc(WS, [text("t0", 1, "Consolidated Balance Sheets $ in millions"),
+                       text("t1", 2, "January 28, 2023"), text("t2", 3, "January 29, 2022"),
+                       bare("b1", 4, assets), text("t3", 5, "Liabilities and equity"),
+                       bare("b2", 6, more)], [])
+    tables = DocTables(store)
+    cash = tables.item(WS, DOC, "cash", "2023")
+    assert (cash.value, cash.prior, cash.factor) == (1874.0, 2936.0, 1e6)
+    cl = tables.item(WS, DOC, "current_liabilities", "2023")  # years from the table before
+    assert (cl.value, cl.prior, cl.unit.unit_id, cl.factor) == (8979.0, 10674.0, "b2", 1e6)
+    store.close()
