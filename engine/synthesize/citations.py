@@ -1,7 +1,7 @@
 """Citations: every evidence item names its document, page and box."""
 from __future__ import annotations
 
-from docray.engine.model import Evidence
+from docray.engine.model import Evidence, Unit
 from docray.engine.synthesize import Passage
 
 
@@ -19,3 +19,20 @@ def to_evidence(passages: list[Passage], max_chars: int = 600) -> list[Evidence]
                             text=ch.text[:max_chars], chunk_id=ch.chunk_id,
                             unit_id=unit.unit_id if unit else None))
     return out
+
+
+def cite_units(passages: list[Passage], units: list[Unit]) -> tuple[list[Evidence], list[int]]:
+    """The passages' evidence, plus an item for each of ``units`` (of the first passage's
+    document) none of them holds, and the indexes of ``units``' items, in order, once each."""
+    evidence, cites = to_evidence(passages), []
+    top = passages[0]
+    for u in units:
+        idx = next((i for i, e in enumerate(evidence) if e.unit_id == u.unit_id), None)
+        if idx is None:
+            evidence.append(Evidence(doc=top.filename or top.chunk.doc_id, doc_id=u.doc_id,
+                                     page=u.page, bbox=u.bbox, modality=u.modality,
+                                     text=(u.caption or u.text)[:600], unit_id=u.unit_id))
+            idx = len(evidence) - 1
+        if idx not in cites:
+            cites.append(idx)
+    return evidence, cites

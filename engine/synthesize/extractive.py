@@ -35,7 +35,8 @@ from docray.engine.synthesize.abstain import abstain
 from docray.engine.synthesize.asks import Ask, ask, combine, fmt, ordered
 from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_cell, pick_year,
                                             year_values)
-from docray.engine.synthesize.citations import to_evidence
+from docray.engine.synthesize.citations import cite_units, to_evidence
+from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
 from docray.engine.synthesize.ratios import ratio_answer
 from docray.engine.synthesize.scope import unsupported
@@ -131,6 +132,7 @@ def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
     return value, f"{value} ({hit.row} — {hit.column})".replace(" — )", ")")
 
 
+_NAMED_ROW = 0.6  # confidence of a row found by its label outside the passages
 _PAIR_FIT = 1.3  # a value computed from the two cells the question names
 _STATES_BONUS = 1.3  # a number question's line that says "<its term> was <amount>"
 _VALUE_MARGIN = 0.85  # how close to the best a value-bearing candidate must be
@@ -298,6 +300,11 @@ class ExtractiveAnswerer:
         cands = sorted(self._semantic(question, cands, passages, qvec),
                        key=lambda c: -c.strength)
         evidence = to_evidence(passages)
+        if self.tables and passages and a.kind == "number" and plan.years and (
+                not cands or (cands[0].cell is None and not cands[0].value)):
+            named = self._named_row(question, passages, a, plan)  # no cell in the passages
+            if named is not None:
+                return named
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
         best, (answer, value, support) = self._pick(cands, a, kw, plan)
@@ -322,6 +329,23 @@ class ExtractiveAnswerer:
         return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
                       citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}",
                       value=value or answer, support=support)
+
+    def _named_row(self, question: str, passages: list[Passage], a: Ask, plan
+                   ) -> Answer | None:
+        """The answer from the document's table row the question names (docrows.py), when
+        the passages hold no table cell for it."""
+        ch = passages[0].chunk
+        found = named_row(self.tables, ch.workspace, ch.doc_id, question, a.years or plan.years,
+                          passages[0].filename)
+        if found is None:
+            return None
+        hit, row = found
+        value, answer = table_answer(hit, a)
+        evidence, cites = cite_units(passages, [row.unit])
+        e = evidence[cites[0]]
+        return Answer(answer=answer, abstained=False, evidence=evidence,
+                      confidence=_NAMED_ROW, citations=cites, reason=f"from {e.doc} p.{e.page}",
+                      value=value, support=row.label)
 
     async def stream(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> AsyncIterator[str]:

@@ -24,10 +24,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from docray.engine.model import Evidence
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.asks import fmt
-from docray.engine.synthesize.citations import to_evidence
+from docray.engine.synthesize.citations import cite_units
 from docray.engine.synthesize.statements import DocTables, Item, norm_label
 from docray.engine.synthesize.units import in_asked_unit
 
@@ -348,22 +347,11 @@ def ratio_answer(question: str, passages: list[Passage], tables: DocTables) -> A
     ask = ratio_ask(question) or amount_ask(question)
     if ask is None or not passages:
         return None
-    top = passages[0]
-    ch = top.chunk
+    ch = passages[0].chunk
     result = compute(ask, tables, ch.workspace, ch.doc_id, question)
     if result is None:
         return None
-    evidence, cites = to_evidence(passages), []
-    for it in result.operands:
-        idx = next((i for i, e in enumerate(evidence) if e.unit_id == it.unit.unit_id), None)
-        if idx is None:
-            evidence.append(Evidence(doc=top.filename or ch.doc_id, doc_id=ch.doc_id,
-                                     page=it.unit.page, bbox=it.unit.bbox, modality="table",
-                                     text=(it.unit.caption or it.unit.text)[:600],
-                                     unit_id=it.unit.unit_id))
-            idx = len(evidence) - 1
-        if idx not in cites:
-            cites.append(idx)
+    evidence, cites = cite_units(passages, [it.unit for it in result.operands])
     pages = ", ".join(f"p.{evidence[i].page}" for i in cites)
     return Answer(answer=result.answer, abstained=False, evidence=evidence,
                   confidence=CONFIDENCE, citations=cites,

@@ -119,6 +119,8 @@ class _Row:
     unit: Unit
     items: int = 0  # how many line items the row's table states
     factor: float | None = None  # the scale as a multiplier (None: the table states none)
+    percent: bool = False  # its cells are percentages
+    heads: str = ""  # the table's caption, header cells and the lines that gave its years
 
 
 def _value_columns(grid: list[list[str]], n_head: int) -> list[int]:
@@ -160,25 +162,29 @@ def _rows(unit: Unit, context: list[str], inherited: tuple[list[str], str]
         found = _YEAR_IN.findall(label)
         if len(set(found)) == 1 and not _QUARTER.search(label):
             year_of[c] = found[0]
-    scale = table_scale([unit.caption or "", *(c for r in grid[:n_head] for c in r)])
+    heads = [unit.caption or "", *(c for r in grid[:n_head] for c in r)]
+    scale = table_scale(heads)
     if not year_of:
         values = _value_columns(grid, n_head if table.header_rows else 0)
         for years, their_scale in ((_years_in(context), table_scale(context)), inherited):
             if values and len(years) == len(values):
                 year_of, n_head = dict(zip(values, years)), table.header_rows
-                scale = scale or their_scale
+                scale, heads = scale or their_scale, [*heads[:1], *context]
                 break
     if not year_of:
         return [], [], ""
     out = []
     for i, label in row_labels(grid, n_head):
         values: dict[str, float] = {}
+        percent = False
         for c, year in year_of.items():
             v = parse_value(grid[i][c]) if c < len(grid[i]) else None
             if v is not None and year not in values:
                 values[year] = v
+                percent = percent or "%" in grid[i][c]
         if values:
-            out.append(_Row(label, values, scale, len(set(year_of.values())), unit))
+            out.append(_Row(label, values, scale, len(set(year_of.values())), unit,
+                            percent=percent, heads=" ".join(heads)))
     return out, [year_of[c] for c in sorted(year_of)], scale
 
 
@@ -188,12 +194,14 @@ class DocTables:
     def __init__(self, content, cache_docs: int = 16):
         self.content, self._cache_docs = content, cache_docs
         self._docs: OrderedDict[tuple[str, str], dict[str, list[_Row]]] = OrderedDict()
+        self._all: dict[tuple[str, str], list[_Row]] = {}  # every row with a year's value
 
     def _index(self, workspace: str, doc_id: str) -> dict[str, list[_Row]]:
         key = (workspace, doc_id)
         if key in self._docs:
             self._docs.move_to_end(key)
             return self._docs[key]
+        every: list[_Row] = []
         units = sorted((u for u in self.content.doc_units(workspace, doc_id, "table")
                         if u.table is not None), key=lambda u: (u.page, u.order))
         index: dict[str, list[_Row]] = {name: [] for name in ITEMS}
@@ -201,6 +209,7 @@ class DocTables:
         for u in units:
             rows, years, scale = _rows(u, self._context(workspace, doc_id, u), inherited)
             inherited = (years, scale) if years else inherited
+            every += rows
             for row in rows:
                 label, section = norm_label(row.label), row.label.rpartition(": ")[0]
                 for name, pat in _COMPILED.items():
@@ -210,14 +219,19 @@ class DocTables:
                         index[name].append(row)
         # a table that states many line items is a statement: its rows win over a note's
         found = Counter(id(r.unit) for rows in index.values() for r in rows)
-        for rows in index.values():
-            for r in rows:
-                r.items, r.factor = found[id(r.unit)], _FACTOR.get(r.scale)
+        for r in every:
+            r.items, r.factor = found[id(r.unit)], _FACTOR.get(r.scale)
         _infer_scales(index)
-        self._docs[key] = index
+        self._docs[key], self._all[key] = index, every
         while len(self._docs) > self._cache_docs:
-            self._docs.popitem(last=False)
+            self._all.pop(self._docs.popitem(last=False)[0], None)
         return index
+
+    def rows(self, workspace: str, doc_id: str) -> list[_Row]:
+        """Every table row of the document with a value under a year column, in reading
+        order."""
+        self._index(workspace, doc_id)
+        return self._all.get((workspace, doc_id), [])
 
     def _context(self, workspace: str, doc_id: str, table: Unit) -> list[str]:
         """The text lines just before a table without header rows on its page (its

@@ -205,3 +205,44 @@ def test_a_headerless_balance_sheet_takes_its_dates_and_scale_from_the_lines_abo
     cl = tables.item(WS, DOC, "current_liabilities", "2023")  # years from the table before
     assert (cl.value, cl.prior, cl.unit.unit_id, cl.factor) == (8979.0, 10674.0, "b2", 1e6)
     store.close()
+
+
+def _sales_by_category(tmp_path):
+    store = ContentStore(tmp_path / "content.sqlite")
+    sales = [["(In thousands)", "2019", "2018"], ["Drink Kefir", "71,822", "78,523"],
+             ["Cheese", "11,459", "11,486"], ["Net sales", "93,662", "103,350"]]
+    payroll = [["", "2019", "2018"], ["Payroll and incentive compensation", "3,009", "1,937"],
+               ["Total accrued expenses", "4,500", "3,900"]]
+    store.add_doc(WS, [_unit("s", 60, sales, "Net sales by product category"),
+                       _unit("p", 61, payroll)], [])
+    return store
+
+
+@pytest.mark.parametrize("question, value, unit_id", [
+    ("What is the change in the net sales for cheese between 2018 and 2019?", "-27 thousand",
+     "s"),
+    ("What is the change in payroll and incentive compensation between 2018 and 2019?",
+     "1,072", "p"),
+    ("How much were the net sales of drink kefir in 2018?", "78,523 thousand", "s"),
+])
+def test_a_row_the_passages_miss_is_found_by_its_label(tmp_path, question, value, unit_id):
+    store = _sales_by_category(tmp_path)
+    a = asyncio.run(ExtractiveAnswerer(0.1, tables=DocTables(store)).answer(
+        question, [_passage("Net sales were $93,662 for the year, a decrease of 9.4%.")]))
+    assert a.value == value
+    assert [a.evidence[i].unit_id for i in a.citations] == [unit_id]
+    store.close()
+
+
+@pytest.mark.parametrize("question", [
+    "What is the change in the net sales for yogurt between 2018 and 2019?",  # no such row
+    "What is the ratio of cheese to net sales in 2019?",  # two rows and a formula
+    "What were NIKE's net sales in 2030?",  # no such year
+])
+def test_no_row_is_named(tmp_path, question):
+    from docray.engine.synthesize.docrows import named_row
+
+    store = _sales_by_category(tmp_path)
+    assert named_row(DocTables(store), WS, DOC, question, ["2019"] if "2030" not in question
+                     else ["2030"], "NIKE_2021_10K.pdf") is None
+    store.close()
