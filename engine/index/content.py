@@ -185,6 +185,12 @@ class ContentStore:
                                 "AND modality=?", (workspace, doc_id, modality))
         return [Unit.model_validate_json(b) for (b,) in rows]
 
+    def docs_with(self, workspace: str, modality: str) -> list[str]:
+        """The documents of the workspace that have units of ``modality``."""
+        rows = self._db.execute("SELECT DISTINCT doc_id FROM units WHERE workspace=? AND "
+                                "modality=?", (workspace, modality))
+        return [d for (d,) in rows]
+
     def first_title(self, workspace: str, doc_id: str) -> Unit | None:
         """The document's first title with text, in reading order (it names the document
         in every chunk's index text)."""

@@ -42,11 +42,13 @@ def named_row(tables: DocTables, workspace: str, doc_id: str, question: str,
     for r in tables.rows(workspace, doc_id):
         if not years or not all(y in r.values for y in years):
             continue
-        section, _, own = r.label.rpartition(": ")
-        words = _content(own)
+        if r.words is None:
+            section, _, own = r.label.rpartition(": ")
+            r.words = (_content(own), _content(section) | _content(r.heads))
+        words, context = r.words
         if not words or not words <= asked or not words - _GENERIC:
             continue
-        named = (words | _content(section) | _content(r.heads)) & asked
+        named = (words | context) & asked
         if len(named) < _COVERAGE * len(asked):
             continue  # the question says more than the row: another row, or none
         key = (len(words), len(named), r.items, -r.unit.page, -r.unit.order)

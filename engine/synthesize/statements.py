@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
@@ -121,6 +122,7 @@ class _Row:
     factor: float | None = None  # the scale as a multiplier (None: the table states none)
     percent: bool = False  # its cells are percentages
     heads: str = ""  # the table's caption, header cells and the lines that gave its years
+    words: tuple | None = None  # (label words, context words), filled by docrows.py once
 
 
 def _value_columns(grid: list[list[str]], n_head: int) -> list[int]:
@@ -191,12 +193,27 @@ def _rows(unit: Unit, context: list[str], inherited: tuple[list[str], str]
 class DocTables:
     """Line items of one document's tables, read from the content store once per document."""
 
-    def __init__(self, content, cache_docs: int = 16):
+    def __init__(self, content, cache_docs: int = 64):
         self.content, self._cache_docs = content, cache_docs
         self._docs: OrderedDict[tuple[str, str], dict[str, list[_Row]]] = OrderedDict()
         self._all: dict[tuple[str, str], list[_Row]] = {}  # every row with a year's value
+        self._lock = threading.Lock()  # warm() builds on its own thread
+
+    def warm(self, workspace: str) -> int:
+        """Read the workspace's documents' tables now, as many as the cache holds: the
+        first question about a document pays it otherwise (17 ms median over the corpus,
+        190 ms for a 230-page 10-K). Returns how many."""
+        docs = self.content.docs_with(workspace, "table")[: self._cache_docs]
+        for doc_id in docs:
+            self._index(workspace, doc_id)
+        log.info("statements of %d documents read", len(docs))
+        return len(docs)
 
     def _index(self, workspace: str, doc_id: str) -> dict[str, list[_Row]]:
+        with self._lock:
+            return self._index_locked(workspace, doc_id)
+
+    def _index_locked(self, workspace: str, doc_id: str) -> dict[str, list[_Row]]:
         key = (workspace, doc_id)
         if key in self._docs:
             self._docs.move_to_end(key)

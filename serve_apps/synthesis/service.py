@@ -1,6 +1,7 @@
 """Answer synthesis with citations or abstention, Ray-free."""
 from __future__ import annotations
 
+import threading
 from typing import AsyncIterator
 
 from docray.engine.config import DocrayConfig
@@ -27,6 +28,10 @@ class SynthesisService:
             content = ContentStore(root / "content.sqlite") if tokens else None
             answerer = make_answerer(cfg, encoder, artifacts, tokens, content)
         self.answerer = answerer
+        tables = getattr(answerer, "tables", None)
+        if tables is not None:  # the statements' rows, read before the first question
+            threading.Thread(target=tables.warm, args=(cfg.paths.workspace,), daemon=True,
+                             name="statements-warm").start()
 
     async def answer(self, question: str, passages: list[Passage], qvec=None) -> Answer:
         return await self.answerer.answer(question, passages, qvec)

@@ -246,3 +246,8 @@ def test_no_row_is_named(tmp_path, question):
     assert named_row(DocTables(store), WS, DOC, question, ["2019"] if "2030" not in question
                      else ["2030"], "NIKE_2021_10K.pdf") is None
     store.close()
+
+
+def test_warm_reads_every_document_with_tables_before_the_first_question(tables):
+    assert tables.warm(WS) == 1 and tables.warm("other workspace") == 0
+    assert (WS, DOC) in tables._docs  # the first question finds it read
