@@ -6,18 +6,18 @@ give no table cell for a number question over named years, the row is looked up 
 the document's table rows (:meth:`DocTables.rows`): its own label must be named in the
 question in full and hold a word more specific than "total" or "net"; among those, the
 longest label wins, then the one whose section the question also names, then the row of a
-statement, then the first in reading order. The row, its section and its table's
-caption and headers must name three quarters of the question's other content words (the operation, the year and the company's
-name aside): "net sales for cheese" is not the "Net sales" row.
+statement, then the first in reading order. The row, its section and its table's caption
+and headers must name three quarters of the question's other content words (the
+operation, the year and the company's name aside): "net sales for cheese" is not the
+"Net sales" row.
 """
 from __future__ import annotations
 
 import re
 
-from docray.engine.retrieve.query import STOP
 from docray.engine.synthesize.asks import fmt
-from docray.engine.synthesize.cells import CellHit, _toks
-from docray.engine.synthesize.statements import DocTables, _Row
+from docray.engine.synthesize.cells import CellHit
+from docray.engine.synthesize.statements import DocTables, _Row, content_words
 
 _GENERIC = frozenset("total net other year years ended fiscal current".split())
 # words that say what to do with the row's values, not which row
@@ -27,28 +27,21 @@ _COVERAGE = 0.75  # share of the question's other content words the row and its 
 _RATIO = re.compile(r"\bratio\b|\b\w+[ -]to[ -]\w+(?: \w+)? ratio", re.I)
 
 
-def _content(text: str) -> set[str]:
-    return {t for t in _toks(text) - STOP if not t.isdigit()}
-
-
 def named_row(tables: DocTables, workspace: str, doc_id: str, question: str,
               years: list[str], filename: str = "") -> tuple[CellHit, _Row] | None:
     """(the row's cell for the last of ``years``, the row), or None. ``filename``: the
     document's, whose words (the company's name) say no row."""
     if _RATIO.search(question):
         return None  # two rows and a formula (ratios.py), not one row
-    asked = _content(question) - _OPERATION - _content(filename.rsplit(".", 1)[0])
+    asked = content_words(question) - _OPERATION - content_words(filename.rsplit(".", 1)[0])
     best, best_key = None, None
     for r in tables.rows(workspace, doc_id):
         if not years or not all(y in r.values for y in years):
             continue
-        if r.words is None:
-            section, _, own = r.label.rpartition(": ")
-            r.words = (_content(own), _content(section) | _content(r.heads))
-        words, context = r.words
+        words = r.label_words
         if not words or not words <= asked or not words - _GENERIC:
             continue
-        named = (words | context) & asked
+        named = (words | r.context_words) & asked
         if len(named) < _COVERAGE * len(asked):
             continue  # the question says more than the row: another row, or none
         key = (len(words), len(named), r.items, -r.unit.page, -r.unit.order)

@@ -1,9 +1,10 @@
 """Extractive answerer (CPU default): the value that answers, then the line that says it.
 
 A financial ratio the question names ("the FY2021 inventory turnover") is computed from the
-document's statements (ratios.py). For table evidence it finds the cell at the best row × column match over the cell graph
-(header paths, section rows, the table's scale) and answers with the value, its row,
-column and scale; over two or more years it computes the change, percentage change,
+document's statements (ratios.py). For table evidence it finds the cell at the best row ×
+column match over the cell graph (header paths, section rows, the table's scale) and
+answers with the value, its row, column and scale (when the passages hold no cell, the row
+the question names is read from any table of the document: docrows.py); over two or more years it computes the change, percentage change,
 average or total the question asks for from that row; over two rows (or columns) the
 question names, their sum, difference, ratio or share (pairs.py). Otherwise it takes the best
 sentence (keyword overlap plus, when an encoder is given, MiniLM similarity) and narrows

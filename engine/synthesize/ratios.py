@@ -26,15 +26,15 @@ from typing import Callable
 
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.asks import fmt
+from docray.engine.synthesize.cells import _YEAR_IN
 from docray.engine.synthesize.citations import cite_units
 from docray.engine.synthesize.statements import DocTables, Item, norm_label
-from docray.engine.synthesize.units import in_asked_unit
+from docray.engine.synthesize.units import SCALE_FACTOR, in_asked_unit
 
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
 _DECIMALS = re.compile(r"\b(?:round\w*|to)\b[^.?]*?\b(one|two|three|four|\d)\s+decimal", re.I)
 _PERCENT = re.compile(r"\bpercent(?:age)?s?\b|%", re.I)
 _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4}
-_SCALE_WORD = {1e3: " thousand", 1e6: " million", 1e9: " billion"}
+_SCALE_OF = {f: name for name, f in SCALE_FACTOR.items()}  # 1e6 → "million"
 
 
 class Missing(LookupError):
@@ -215,7 +215,6 @@ _FISCAL = re.compile(r"\bfy\s?'?\d{2,4}\b|\bfiscal (?:year )?\d{4}|fiscal year e
 _NOT_AMOUNT = re.compile(r"ratio|percent|%|margin|per share|change|grow|increase|decrease|"
                          r"average|quarter|\bq[1-4]\b|three months|segment|adjusted|non[- ]gaap|"
                          r"compare|driv|why|which", re.I)
-_SCALE_OF = {1e3: "thousand", 1e6: "million", 1e9: "billion"}
 
 
 def amount_ask(question: str) -> "RatioAsk | None":
@@ -300,7 +299,7 @@ def compute(ask: RatioAsk, tables: DocTables, workspace: str, doc_id: str,
             question: str) -> RatioResult | None:
     """The ratio for the question's fiscal year (else the latest the statements give);
     None when an operand is missing."""
-    years = _YEAR.findall(question)
+    years = _YEAR_IN.findall(question)
     candidates = [years[-1]] if years else tables.years(workspace, doc_id)[:1]
     for year in candidates:
         v = _Values(tables, workspace, doc_id, year, label=ask.label)
@@ -320,7 +319,8 @@ def compute(ask: RatioAsk, tables: DocTables, workspace: str, doc_id: str,
             if key in seen:
                 continue
             seen.add(key)
-            scale = _SCALE_WORD.get(v._factor(it), "")
+            factor = v._factor(it)
+            scale = f" {_SCALE_OF[factor]}" if factor in _SCALE_OF else ""
             amount = (f"average of {fmt(it.prior)} and {fmt(it.value)}{scale}" if how == "avg"
                       else f"{fmt(it.value)}{scale}")
             label = re.sub(r"\s*\.{2,}.*$", "", it.label.split(": ")[-1])

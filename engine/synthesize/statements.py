@@ -23,10 +23,13 @@ import re
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 from docray.engine.model import Unit
-from docray.engine.synthesize.cells import (_YEAR_IN, column_labels, header_rows, parse_value,
-                                            row_labels, table_scale)
+from docray.engine.retrieve.query import STOP
+from docray.engine.synthesize.cells import (_YEAR_IN, _toks, column_labels, header_rows,
+                                            parse_value, row_labels, table_scale)
+from docray.engine.synthesize.units import SCALE_FACTOR
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +84,12 @@ total_assets rnd""".split())
 # Ended"): never a fiscal year's amount
 _QUARTER = re.compile(r"quarter|three months|3 months|\bq[1-4]\b|weeks ended", re.I)
 _CONTEXT_UNITS = 6  # text units before a headerless table read for its dates
-_FACTOR = {"": None, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _NORM = re.compile(r"[^a-z0-9&' ]+")
+
+
+def content_words(text: str) -> set[str]:
+    """Words that say what a text is about: no function words, no numbers."""
+    return {t for t in _toks(text) - STOP if not t.isdigit()}
 
 
 def norm_label(label: str) -> str:
@@ -122,7 +129,16 @@ class _Row:
     factor: float | None = None  # the scale as a multiplier (None: the table states none)
     percent: bool = False  # its cells are percentages
     heads: str = ""  # the table's caption, header cells and the lines that gave its years
-    words: tuple | None = None  # (label words, context words), filled by docrows.py once
+
+    @cached_property
+    def label_words(self) -> set[str]:
+        """The content words of the row's own label (its section aside)."""
+        return content_words(self.label.rpartition(": ")[2])
+
+    @cached_property
+    def context_words(self) -> set[str]:
+        """The content words of its section, its table's caption and headers."""
+        return content_words(self.label.rpartition(": ")[0]) | content_words(self.heads)
 
 
 def _value_columns(grid: list[list[str]], n_head: int) -> list[int]:
@@ -237,7 +253,7 @@ class DocTables:
         # a table that states many line items is a statement: its rows win over a note's
         found = Counter(id(r.unit) for rows in index.values() for r in rows)
         for r in every:
-            r.items, r.factor = found[id(r.unit)], _FACTOR.get(r.scale)
+            r.items, r.factor = found[id(r.unit)], SCALE_FACTOR.get(r.scale)
         _infer_scales(index)
         self._docs[key], self._all[key] = index, every
         while len(self._docs) > self._cache_docs:

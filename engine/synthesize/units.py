@@ -17,7 +17,7 @@ import re
 from docray.engine.synthesize.asks import fmt
 from docray.engine.synthesize.cells import parse_value
 
-_FACTOR = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
+SCALE_FACTOR = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 _WORD = r"(thousand|million|billion)s?"
 _ASKED = re.compile(rf"\b(?:in|into|as)\s+(?:(?:usd|us\$|\$|dollars?|u\.s\. dollars)\s+)?{_WORD}"
                     rf"\b|\b(?:usd|us\$|\$)\s?{_WORD}\b", re.I)
@@ -42,4 +42,4 @@ def in_asked_unit(value: str, question: str) -> str | None:
     number = parse_value(m.group(1))
     if number is None or unit == target:
         return None
-    return f"{fmt(number * _FACTOR[unit] / _FACTOR[target])} {target}"
+    return f"{fmt(number * SCALE_FACTOR[unit] / SCALE_FACTOR[target])} {target}"
