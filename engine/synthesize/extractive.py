@@ -39,7 +39,7 @@ from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_
 from docray.engine.synthesize.citations import cite_units, to_evidence
 from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
-from docray.engine.synthesize.ratios import ratio_answer
+from docray.engine.synthesize.fromstatements import statement_answer
 from docray.engine.synthesize.scope import unsupported
 from docray.engine.synthesize.units import in_asked_unit
 from docray.engine.synthesize.values import states_value, value_span
@@ -294,7 +294,7 @@ class ExtractiveAnswerer:
 
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:
-        computed = ratio_answer(question, passages, self.tables) if self.tables else None
+        computed = statement_answer(question, passages, self.tables) if self.tables else None
         if computed is not None:
             return computed
         plan, a, kw, cands = self._candidates(question, passages)

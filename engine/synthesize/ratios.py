@@ -5,31 +5,28 @@ total current liabilities".
 A question that names a ratio this module knows (or defines one as ``A / B`` over line
 items it knows) is answered by computing it from the line items of the document's
 balance sheet, income statement and cash flow statement (:mod:`.statements`) for the
-fiscal year the question names (else the latest one the statements give), averaging a
-balance over that year and the one before where the ratio's definition says so. The
-answer shows the value, then the formula with each operand's row label, amount and year,
-and cites the tables that state them. Amounts in tables of different scales are brought
-to one scale first. A question for one line item of a fiscal year ("total liabilities for
-Costco in FY 2021") reads it from the statement the same way.
+fiscal year the question names (else the latest one the statements give), or averaged
+over the span of fiscal years it names ("the FY2017 - FY2019 3 year average of capex as a
+% of revenue"), averaging a balance over a year and the one before where the ratio's
+definition says so ("interest expense to average long-term debt"). :mod:`.fromstatements`
+computes it and shapes the answer.
 
 >>> ratio_ask("What is the FY2021 inventory turnover ratio for Nike?").name
 'inventory turnover'
 >>> ratio_ask("What is the total of Tax Fees in 2019?") is None
 True
+>>> a = ratio_ask("What is the FY2017 - FY2019 3 year average of capex as a % of revenue?")
+>>> a.name, a.years, a.percent
+('capex as a % of revenue', ['2017', '2018', '2019'], True)
 """
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-from docray.engine.synthesize import Answer, Passage
-from docray.engine.synthesize.asks import fmt
-from docray.engine.synthesize.cells import _YEAR_IN
-from docray.engine.synthesize.citations import cite_units
-from docray.engine.synthesize.statements import DocTables, Item, norm_label
-from docray.engine.synthesize.units import SCALE_FACTOR, in_asked_unit
+from docray.engine.synthesize.statements import DocTables, Item
+from docray.engine.synthesize.units import SCALE_FACTOR
 
 _DECIMALS = re.compile(r"\b(?:round\w*|to)\b[^.?]*?\b(one|two|three|four|\d)\s+decimal", re.I)
 _PERCENT = re.compile(r"\bpercent(?:age)?s?\b|%", re.I)
@@ -52,6 +49,7 @@ class _Values:
     fallback: float | None = None  # the scale of an operand whose table states none
     label: str = ""  # a row label to prefer (the question's own words)
     used: list[tuple[str, Item]] = field(default_factory=list)
+    averaging: bool = False  # end() reads the average balance ("average long-term debt")
 
     def _factor(self, it: Item) -> float:
         return it.factor or self.fallback or 1.0
@@ -63,6 +61,8 @@ class _Values:
         return it
 
     def end(self, name: str) -> float:
+        if self.averaging:
+            return self.avg(name)
         it = self._get(name)
         self.used.append(("end", it))
         return it.value * self._factor(it)
@@ -81,7 +81,22 @@ class _Values:
         except Missing:
             return 0.0
 
+    def averaged(self, formula: "Formula") -> float:
+        """``formula`` over average balances (this year's and last year's)."""
+        self.averaging = True
+        try:
+            return formula(self)
+        finally:
+            self.averaging = False
+
     # derived items
+    def total_liabilities(self) -> float:
+        """Stated, else total liabilities and equity less equity (Amazon states no total)."""
+        try:
+            return self.end("total_liabilities")
+        except Missing:
+            return self.end("liabilities_and_equity") - self.end("equity")
+
     def total_debt(self) -> float:
         return self.end("long_term_debt") + self.opt("current_debt")
 
@@ -146,6 +161,8 @@ RATIOS: list[tuple[str, str, Formula, bool]] = [
      lambda v: v.ebitda() / v.end("revenue"), True),
     ("gross margin", r"gross (?:profit )?margin(?! profile)",
      lambda v: v.gross_profit() / v.end("revenue"), True),
+    ("operating margin before depreciation", r"operating (?:profit )?margin before depreciation",
+     lambda v: v.ebitda() / v.end("revenue"), True),
     ("operating margin", r"operating (?:profit )?margin(?! before)",
      lambda v: v.end("operating_income") / v.end("revenue"), True),
     ("net profit margin", r"net (?:profit )?margin",
@@ -163,7 +180,11 @@ _COMPILED = [(n, re.compile(p, re.I), f, pct) for n, p, f, pct in RATIOS]
 TERMS: list[tuple[str, Formula]] = [
     (r"working capital", lambda v: v.working_capital()),
     (r"(?:total )?(?:stockholders?|shareholders?)['’]? equity|equity", lambda v: v.end("equity")),
-    (r"total liabilit(?:y|ies)", lambda v: v.end("total_liabilities")),
+    (r"total liabilit(?:y|ies)", lambda v: v.total_liabilities()),
+    (r"operating cash flows?|cash flows? from operations|cash from operations",
+     lambda v: v.end("operating_cash_flow")),
+    (r"interest expenses?", lambda v: abs(v.end("interest_expense"))),
+    (r"capex|capital expenditures?", lambda v: abs(v.end("capex"))),
     (r"long[- ]term debt", lambda v: v.end("long_term_debt")),
     (r"(?:total )?debt", lambda v: v.total_debt()),
     (r"gross profit", lambda v: v.gross_profit()),
@@ -178,62 +199,25 @@ TERMS: list[tuple[str, Formula]] = [
     (r"inventor(?:y|ies)", lambda v: v.end("inventory")),
 ]
 _TERM_RE = "|".join(f"(?:{p})" for p, _ in TERMS)
-_A_TO_B = re.compile(rf"\b({_TERM_RE})[ -]to[ -](?:the )?({_TERM_RE})(?: ratio)?\b", re.I)
-_DEFINED = re.compile(rf"defined as:?\s*(?:the )?({_TERM_RE}|cash from operations)\s*/\s*"
-                      rf"(?:the )?({_TERM_RE})", re.I)
-
-
-# One line item of a fiscal year's statements ("What is the year end FY2018 net PPNE for
-# 3M?"): read from the statement itself, which retrieval may not have ranked in the top 5.
-AMOUNTS: list[tuple[str, str, Formula]] = [
-    ("total current assets", r"total current assets", lambda v: v.end("current_assets")),
-    ("total current liabilities", r"total current liabilities",
-     lambda v: v.end("current_liabilities")),
-    ("total liabilities", r"total liabilit(?:y|ies)", lambda v: v.end("total_liabilities")),
-    ("total assets", r"total assets", lambda v: v.end("total_assets")),
-    ("net PP&E", r"(?:net )?(?:pp&e|ppne|ppe|property,? plant,? and equipment|property and "
-                 r"equipment)(?:,? net)?", lambda v: v.end("ppe")),
-    ("inventories", r"(?:merchandise )?inventor(?:y|ies)", lambda v: v.end("inventory")),
-    ("accounts receivable", r"accounts receivable", lambda v: v.end("receivables")),
-    ("accounts payable", r"accounts payable", lambda v: v.end("payables")),
-    ("cash and cash equivalents", r"cash and (?:cash )?equivalents",
-     lambda v: v.end("cash")),
-    ("shareholders' equity", r"(?:total )?(?:stockholders|shareholders)'? equity",
-     lambda v: v.end("equity")),
-    ("cost of sales", r"cost of (?:goods sold|sales|revenues?)|\bcogs\b",
-     lambda v: v.end("cogs")),
-    ("gross profit", r"gross profit", lambda v: v.gross_profit()),
-    ("operating income", r"operating income", lambda v: v.end("operating_income")),
-    ("net income", r"net income", lambda v: v.end("net_income")),
-    ("EBITDA", r"(?<!adjusted )(?<!adj\. )\bebitda\b", lambda v: v.ebitda()),
-    ("revenue", r"total revenues?|net sales|\brevenues?\b", lambda v: v.end("revenue")),
-]
-_AMOUNT_Q = re.compile(r"\b(?:what (?:is|was|were|are)|how much (?:is|was|were|are|did))\b",
-                       re.I)
-_FISCAL = re.compile(r"\bfy\s?'?\d{2,4}\b|\bfiscal (?:year )?\d{4}|fiscal year end|year[- ]end"
-                     r"|\bfor (?:the )?(?:full )?year\b", re.I)
-_NOT_AMOUNT = re.compile(r"ratio|percent|%|margin|per share|change|grow|increase|decrease|"
-                         r"average|quarter|\bq[1-4]\b|three months|segment|adjusted|non[- ]gaap|"
-                         r"compare|driv|why|which", re.I)
-
-
-def amount_ask(question: str) -> "RatioAsk | None":
-    """One line item of one fiscal year's statements, or None."""
-    q = " ".join(question.replace("’", "'").split())
-    if not (_AMOUNT_Q.search(q) and _FISCAL.search(q)) or _NOT_AMOUNT.search(q) or \
-            _A_TO_B.search(q):
-        return None
-    for name, pat, formula in AMOUNTS:
-        m = re.search(pat, q, re.I)
-        if m:
-            return RatioAsk(name, formula, False, None, amount=True, label=norm_label(m.group(0)))
-    return None
+_TERM_AVG = rf"(?:average )?(?:{_TERM_RE})"  # "average long-term debt": the year's average
+_A_TO_B = re.compile(rf"\b({_TERM_AVG})[ -]to[ -](?:the )?({_TERM_AVG})(?: ratio)?\b", re.I)
+_AS_SHARE = re.compile(rf"\b({_TERM_AVG}) as an? (?:%|percent(?:age)?|share|proportion) of "
+                       rf"(?:the )?(?:total )?({_TERM_AVG})\b", re.I)
+_DEFINED = re.compile(rf"defined as:?\s*(?:the )?({_TERM_AVG})\s*/\s*(?:the )?({_TERM_AVG})",
+                      re.I)
+# "What is total debt to total assets for Costco?": a ratio named without the word
+_LEAD = re.compile(r"^\W*what (?:is|was|were) (?:the )?(?:[\w.&]+'s )?(?:fy\s?\d{2,4} )?", re.I)
+# "the FY2017 - FY2019 3 year average of ...": the ratio of each year, averaged
+_SPAN = re.compile(r"\b(?:fy\s?)?((?:19|20)\d\d)\s*(?:-|–|to|through)\s*(?:fy\s?)?"
+                   r"((?:19|20)\d\d)\b", re.I)
+_AVERAGE_OF = re.compile(r"\b(?:\w+[- ]year )?average (?:of )?", re.I)
 
 
 def _term(text: str) -> Formula | None:
     t = text.strip().lower()
-    if t == "cash from operations":
-        return lambda v: v.end("operating_cash_flow")
+    if t.startswith("average "):
+        inner = _term(t[len("average "):])
+        return None if inner is None else (lambda v: v.averaged(inner))
     return next((f for p, f in TERMS if re.fullmatch(p, t, re.I)), None)
 
 
@@ -245,17 +229,33 @@ class RatioAsk:
     decimals: int | None  # as asked ("round to two decimal places")
     amount: bool = False  # one line item's amount, not a ratio
     label: str = ""  # the row label the question names ("cost of goods sold"), preferred
+    years: list[str] = field(default_factory=list)  # averaged over these fiscal years
+    change: str | None = None  # "percent" or "absolute": the last year's over the first's
 
 
 def ratio_ask(question: str) -> RatioAsk | None:
-    """The ratio a question asks for, or None."""
+    """The ratio a question asks for (of one fiscal year, or averaged over a span of them),
+    or None."""
     q = " ".join(question.replace("’", "'").split())
     asked_pct = bool(_PERCENT.search(q))
     m = _DECIMALS.search(q)
     decimals = (_WORDS.get(m.group(1).lower()) or int(m.group(1))) if m else None
-    if re.search(r"\b(?:change|growth|increase|decrease|average of|consistent|improving)\b",
-                 q, re.I):
+    span = _SPAN.search(q)
+    years: list[str] = []
+    if span and _AVERAGE_OF.search(q):
+        first, last = sorted((int(span.group(1)), int(span.group(2))))
+        years = [str(y) for y in range(first, last + 1)]
+        q = _AVERAGE_OF.sub("", q)
+    if len(years) > 6 or re.search(r"\b(?:change|growth|increase|decrease|average of|"
+                                   r"consistent|improving)\b", q, re.I):
         return None  # over several years: not one year's ratio
+    found = _named(q, asked_pct, decimals)
+    if found is not None:
+        found.years = years
+    return found
+
+
+def _named(q: str, asked_pct: bool, decimals: int | None) -> RatioAsk | None:
     d = _DEFINED.search(q)
     if d and _term(d.group(1)) and _term(d.group(2)):
         a, b = _term(d.group(1)), _term(d.group(2))
@@ -264,8 +264,15 @@ def ratio_ask(question: str) -> RatioAsk | None:
     for name, pat, formula, pct in _COMPILED:
         if pat.search(q):
             return RatioAsk(name, formula, asked_pct or (pct and decimals is None), decimals)
+    share = _AS_SHARE.search(q)
+    if share and _term(share.group(1)) and _term(share.group(2)):
+        a, b = _term(share.group(1)), _term(share.group(2))
+        return RatioAsk(f"{share.group(1)} as a % of {share.group(2)}", lambda v: a(v) / b(v),
+                        decimals is None or asked_pct, decimals)
     m = _A_TO_B.search(q)
-    if m and re.search(r"\bratio\b", q, re.I):
+    lead = _LEAD.match(q)
+    if m and (re.search(r"\bratio\b", q, re.I) or decimals is not None or
+              (lead and lead.end() == m.start())):
         a, b = _term(m.group(1)), _term(m.group(2))
         if a and b:
             return RatioAsk(f"{m.group(1)} to {m.group(2)} ratio", lambda v: a(v) / b(v),
@@ -288,72 +295,3 @@ def show(value: float, ask: RatioAsk) -> str:
     return f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}"
 
 
-@dataclass
-class RatioResult:
-    value: str
-    answer: str
-    operands: list[Item]
-
-
-def compute(ask: RatioAsk, tables: DocTables, workspace: str, doc_id: str,
-            question: str) -> RatioResult | None:
-    """The ratio for the question's fiscal year (else the latest the statements give);
-    None when an operand is missing."""
-    years = _YEAR_IN.findall(question)
-    candidates = [years[-1]] if years else tables.years(workspace, doc_id)[:1]
-    for year in candidates:
-        v = _Values(tables, workspace, doc_id, year, label=ask.label)
-        try:
-            result = ask.formula(v)
-            known = Counter(it.factor for _, it in v.used if it.factor)
-            if known and any(not it.factor for _, it in v.used):
-                # an operand's table states no scale: take the others'
-                v = _Values(tables, workspace, doc_id, year, known.most_common(1)[0][0],
-                            ask.label)
-                result = ask.formula(v)
-        except (Missing, ZeroDivisionError):
-            continue
-        parts, seen = [], set()
-        for how, it in v.used:
-            key = (how, it.label, it.unit.unit_id)
-            if key in seen:
-                continue
-            seen.add(key)
-            factor = v._factor(it)
-            scale = f" {_SCALE_OF[factor]}" if factor in _SCALE_OF else ""
-            amount = (f"average of {fmt(it.prior)} and {fmt(it.value)}{scale}" if how == "avg"
-                      else f"{fmt(it.value)}{scale}")
-            label = re.sub(r"\s*\.{2,}.*$", "", it.label.split(": ")[-1])
-            parts.append(f"{label} {amount}")
-        if ask.amount:
-            factor = v._factor(v.used[0][1])
-            scale = _SCALE_OF.get(factor, "")
-            value = f"{fmt(result / (factor if scale else 1.0))} {scale}".strip()
-            value = in_asked_unit(value, question) or value
-        else:
-            value = show(result, ask)
-        answer = f"{value} ({ask.name}, fiscal {year}: {'; '.join(parts)})"
-        return RatioResult(value, answer, [it for _, it in v.used])
-    return None
-
-
-CONFIDENCE = 0.9  # every operand found as a statement row for the year
-
-
-def ratio_answer(question: str, passages: list[Passage], tables: DocTables) -> Answer | None:
-    """The ratio the question names, computed from the statements of the top passage's
-    document and citing the tables its operands come from; None when the question names
-    none or an operand is missing (the answer is then read from the passages)."""
-    ask = ratio_ask(question) or amount_ask(question)
-    if ask is None or not passages:
-        return None
-    ch = passages[0].chunk
-    result = compute(ask, tables, ch.workspace, ch.doc_id, question)
-    if result is None:
-        return None
-    evidence, cites = cite_units(passages, [it.unit for it in result.operands])
-    pages = ", ".join(f"p.{evidence[i].page}" for i in cites)
-    return Answer(answer=result.answer, abstained=False, evidence=evidence,
-                  confidence=CONFIDENCE, citations=cites,
-                  reason=f"computed from {evidence[cites[0]].doc} {pages}",
-                  value=result.value, support=result.answer[len(result.value):].strip(" ()"))

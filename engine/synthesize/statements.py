@@ -69,20 +69,27 @@ ITEMS: dict[str, str] = {
     "current_debt": r"current portion of long[ -]term debt|short[ -]term (?:debt|borrowings)|"
                     r"current maturities of long[ -]term debt|notes payable",
     "rnd": r"research and development(?: expense)?|product development",
+    "capex": r"(?:purchases? of|payments? for|additions? to|expenditures? for|capital "
+             r"expenditures? for) property(?: plant)? and equipment(?: net)?(?: pp&e)?|capital "
+             r"expenditures?(?: net)?",
+    "goodwill": r"goodwill(?: net)?",
+    "liabilities_and_equity": r"total liabilities (?:[\w']+ )*and (?:[\w']+ )*(?:equity|deficit)",
 }
 _COMPILED = {k: re.compile(rf"^(?:{p})$") for k, p in ITEMS.items()}
 # Sections whose rows are changes or reconciliations of an item, not its balance: the cash
 # flow statement's "Inventories" is the year's change in inventories.
 _NOT_BALANCE = re.compile(r"cash flows?|operating activities|changes? in|adjustments|deferred "
                           r"tax|increase|decrease|reconcil", re.I)
-_FLOW_ITEMS = frozenset({"depreciation", "operating_cash_flow"})
+_FLOW_ITEMS = frozenset({"depreciation", "operating_cash_flow", "capex"})
 # Items a segment table repeats per segment: the consolidated row is the largest one (and a
 # statement split over two table units still gives its total).
 _LARGEST = frozenset("""revenue cogs gross_profit operating_income net_income pretax_income
 total_assets rnd""".split())
-# a column of one quarter ("For the Quarters Ended December 31, 2019", "Three Months
-# Ended"): never a fiscal year's amount
-_QUARTER = re.compile(r"quarter|three months|3 months|\bq[1-4]\b|weeks ended", re.I)
+# a column of one quarter or half ("For the Quarters Ended December 31, 2019", "Three
+# Months Ended", "13 Weeks Ended"): never a fiscal year's amount ("52 Weeks Ended" is one)
+_QUARTER = re.compile(r"quarter|\b(?:three|six|nine|3|6|9) months|\bq[1-4]\b|"
+                      r"\b(?:1[2-7]|2[4-7]|3[89]|40|twelve|thirteen|sixteen|seventeen|"
+                      r"twenty[- ]six|thirty[- ]nine)[- ]weeks", re.I)
 _CONTEXT_UNITS = 6  # text units before a headerless table read for its dates
 _NORM = re.compile(r"[^a-z0-9&' ]+")
 
@@ -239,9 +246,14 @@ class DocTables:
                         if u.table is not None), key=lambda u: (u.page, u.order))
         index: dict[str, list[_Row]] = {name: [] for name in ITEMS}
         inherited: tuple[list[str], str] = ([], "")
+        pages: dict[int, list[Unit]] = {}
         for u in units:
-            rows, years, scale = _rows(u, self._context(workspace, doc_id, u), inherited)
+            before = self._before(workspace, doc_id, u, pages)
+            rows, years, scale = _rows(u, [] if u.table.header_rows else before, inherited)
             inherited = (years, scale) if years else inherited
+            lead = before[-1] if before else ""
+            for row in rows:
+                row.heads = f"{row.heads} {lead}" if lead not in row.heads else row.heads
             every += rows
             for row in rows:
                 label, section = norm_label(row.label), row.label.rpartition(": ")[0]
@@ -266,13 +278,14 @@ class DocTables:
         self._index(workspace, doc_id)
         return self._all.get((workspace, doc_id), [])
 
-    def _context(self, workspace: str, doc_id: str, table: Unit) -> list[str]:
-        """The text lines just before a table without header rows on its page (its
-        column dates and scale, when the parser left them outside the table)."""
-        if table.table.header_rows:
-            return []
-        before = [u for u in self.content.page_units(workspace, doc_id, table.page)
-                  if u.order < table.order]
+    def _before(self, workspace: str, doc_id: str, table: Unit,
+                pages: dict[int, list[Unit]]) -> list[str]:
+        """The text lines just before a table on its page, after any table before it: the
+        lead-in that says what it lists ("Net sales of products by category were as
+        follows"), and its column dates and scale when the parser left them outside."""
+        if table.page not in pages:
+            pages[table.page] = self.content.page_units(workspace, doc_id, table.page)
+        before = [u for u in pages[table.page] if u.order < table.order]
         lines = []
         for u in reversed(before[-_CONTEXT_UNITS:]):
             if u.modality == "table":

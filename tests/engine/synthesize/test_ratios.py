@@ -172,7 +172,7 @@ def test_the_row_the_question_names_wins_over_a_larger_total(tmp_path):
     "What is the total assets figure?",  # no fiscal year named
 ])
 def test_questions_that_are_not_one_line_item(question):
-    from docray.engine.synthesize.ratios import amount_ask
+    from docray.engine.synthesize.lineitems import amount_ask
 
     assert amount_ask(question) is None
 
