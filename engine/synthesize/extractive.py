@@ -37,9 +37,10 @@ from docray.engine.synthesize.asks import Ask, ask, combine, fmt, ordered
 from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_cell, pick_year,
                                             year_values)
 from docray.engine.synthesize.citations import cite_units, to_evidence
+from docray.engine.synthesize.columns import column_ask, column_cell
 from docray.engine.synthesize.docrows import named_row
-from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
 from docray.engine.synthesize.fromstatements import statement_answer
+from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
 from docray.engine.synthesize.scope import unsupported
 from docray.engine.synthesize.units import in_asked_unit
 from docray.engine.synthesize.values import states_value, value_span
@@ -210,9 +211,16 @@ class ExtractiveAnswerer:
         running = {s for s, n in seen.items() if n >= 3}  # page headers and footers
         weights = _rarity(kw, passages)
         pair = pair_ask(question) if a.kind in ("number", "fact") else None
+        col = column_ask(question)
         for i, p in enumerate(passages):
             rel = p.score / top
             out += self._table_cands(plan, a, i, p, rel, weights, pair)
+            for u in p.units if col else []:
+                hit = column_cell(u.table, col, kw, a.years or plan.years, u.caption) \
+                    if u.table is not None else None
+                if hit:  # a sum or average over the column the question names
+                    out.append(_Cand(hit.score * (0.5 + 0.5 * rel), hit.answer, i, None,
+                                     hit.answer, _PAIR_FIT, hit.value))
             headings = {u.text.strip() for u in p.units if u.modality == "title"}
             # a caption answers a question about the figure, not one about the topic
             off_modality = 0.8 if p.chunk.modality == "image" and not figure_q else 1.0

@@ -53,7 +53,8 @@ AMOUNTS: list[tuple[str, str, Formula]] = [
     ("revenue", r"total revenues?|net sales|\brevenues?\b", lambda v: v.end("revenue")),
 ]
 _AMOUNT_Q = re.compile(r"\b(?:what (?:is|was|were|are)|how much (?:[\w&'-]+ ){0,4}?"
-                       r"(?:is|was|were|are|did|does|do))\b", re.I)
+                       r"(?:is|was|were|are|did|does|do)|what (?:[\w&'-]+ ){1,4}(?:does|did|do) "
+                       r"(?:[\w&'.-]+ ){1,4}have)\b", re.I)
 _FISCAL = re.compile(r"\bfy\s?'?\d{2,4}\b|\bfiscal (?:year )?\d{4}|fiscal year end|year[- ]end"
                      r"|\bfor (?:the )?(?:full )?year\b", re.I)
 _NOT_AMOUNT = re.compile(r"ratio|percent|%|margin|per share|change|grow|increase|decrease|"

@@ -98,7 +98,12 @@ class _Values:
             return self.end("liabilities_and_equity") - self.end("equity")
 
     def total_debt(self) -> float:
-        return self.end("long_term_debt") + self.opt("current_debt")
+        """Stated ("Total debt and capital lease obligations"), else long-term debt plus
+        its current portion."""
+        try:
+            return self.end("total_debt")
+        except Missing:
+            return self.end("long_term_debt") + self.opt("current_debt")
 
     def ebitda(self) -> float:
         return self.end("operating_income") + self.end("depreciation")

@@ -23,7 +23,7 @@ pages please round save using write email figure fig table chart slide section a
 highest lowest real directly""".split()) | STOP
 # Metric names a question may ask to compute from a filing that never spells them out.
 _METRICS = frozenset("""ebitda ebit ebitdar cogs dpo dso dio ccc eps roa roe roic roce capex
-opex fcf p&l pp&e ppne d&a sg&a r&d yoy qoq ttm ltm gaap non-gaap""".split())
+opex fcf p&l pp&e ppne d&a sg&a r&d yoy qoq ttm ltm gaap non-gaap after-tax pre-tax""".split())
 _QTOK = re.compile(r"[A-Za-z0-9][\w.\-&'’]*[\w%]|\w")
 _DTOK = re.compile(r"[a-z0-9][a-z0-9&\-.]*[a-z0-9&%]|[a-z0-9]")
 _PERIOD = re.compile(r"(?:fy|f|q[1-4]|h[12])?'?((?:19|20)\d\d)s?")

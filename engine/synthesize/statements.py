@@ -73,6 +73,7 @@ ITEMS: dict[str, str] = {
              r"expenditures? for) property(?: plant)? and equipment(?: net)?(?: pp&e)?|capital "
              r"expenditures?(?: net)?",
     "goodwill": r"goodwill(?: net)?",
+    "total_debt": r"total debt(?: and (?:capital|finance) lease obligations)?",
     "liabilities_and_equity": r"total liabilities (?:[\w']+ )*and (?:[\w']+ )*(?:equity|deficit)",
 }
 _COMPILED = {k: re.compile(rf"^(?:{p})$") for k, p in ITEMS.items()}
