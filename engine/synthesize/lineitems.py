@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from docray.engine.synthesize.cells import _YEAR_IN
-from docray.engine.synthesize.ratios import _A_TO_B, Formula, RatioAsk, _DECIMALS, _WORDS
+from docray.engine.synthesize.ratios import _A_TO_B, Formula, RatioAsk, asked_decimals
 from docray.engine.synthesize.statements import norm_label
 
 # One line item of a fiscal year's statements ("What is the year end FY2018 net PPNE for
@@ -62,7 +62,7 @@ _NOT_AMOUNT = re.compile(r"ratio|percent|%|margin|per share|change|grow|increase
                          r"compare|driv|why|which", re.I)
 
 
-def amount_ask(question: str) -> "RatioAsk | None":
+def amount_ask(question: str) -> RatioAsk | None:
     """One line item of one fiscal year's statements, or None."""
     q = " ".join(question.replace("’", "'").split())
     if not (_AMOUNT_Q.search(q) and _FISCAL.search(q)) or _NOT_AMOUNT.search(q) or \
@@ -95,12 +95,11 @@ def change_ask(question: str) -> RatioAsk | None:
         years = [str(int(years[0]) - 1), years[0]]
     if len(years) != 2:
         return None
-    m = _DECIMALS.search(q)
-    decimals = (_WORDS.get(m.group(1).lower()) or int(m.group(1))) if m else None
     for name, pat, formula in AMOUNTS:
         found = re.search(pat, q, re.I)
         if found:
             how = "percent" if _AS_RATE.search(q) else "absolute"
-            return RatioAsk(name, formula, how == "percent", decimals, amount=how == "absolute",
+            return RatioAsk(name, formula, how == "percent", asked_decimals(q),
+                            amount=how == "absolute",
                             label=norm_label(found.group(0)), years=years, change=how)
     return None

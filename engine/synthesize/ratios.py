@@ -238,13 +238,17 @@ class RatioAsk:
     change: str | None = None  # "percent" or "absolute": the last year's over the first's
 
 
+def asked_decimals(question: str) -> int | None:
+    """The decimal places the question asks for ("round your answer to three decimal")."""
+    m = _DECIMALS.search(question)
+    return (_WORDS.get(m.group(1).lower()) or int(m.group(1))) if m else None
+
+
 def ratio_ask(question: str) -> RatioAsk | None:
     """The ratio a question asks for (of one fiscal year, or averaged over a span of them),
     or None."""
     q = " ".join(question.replace("’", "'").split())
-    asked_pct = bool(_PERCENT.search(q))
-    m = _DECIMALS.search(q)
-    decimals = (_WORDS.get(m.group(1).lower()) or int(m.group(1))) if m else None
+    asked_pct, decimals = bool(_PERCENT.search(q)), asked_decimals(q)
     span = _SPAN.search(q)
     years: list[str] = []
     if span and _AVERAGE_OF.search(q):
