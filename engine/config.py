@@ -266,8 +266,9 @@ class RetrieveConfig(_Strict):
     graph_hops: int = Field(2, ge=0, le=4)
     weights: dict[str, float] = Field(
         default_factory=lambda: {"dense": 1.0, "sparse": 1.0, "graph": 0.1, "page": 1.0,
-                                 "modality": 0.5, "cues": 0.3},
-        description="Fusion weights, chosen on the qa.jsonl dev half (benchmarks/tune.py).")
+                                 "modality": 0.5, "cues": 0.3, "pageref": 3.0},
+        description="Fusion weights, chosen on the qa.jsonl dev half (benchmarks/tune.py); "
+        "pageref: the chunks of a page the question names (\"on page 14\").")
     reranker: Literal["late-interaction", "cross-encoder", "none"] = "late-interaction"
     cross_encoder_model: str = Field("BAAI/bge-reranker-v2-m3",
                                      description="Local path (or hub id) of the cross-encoder.")

@@ -19,6 +19,7 @@ from docray.engine.synthesize.scope import ScopeChecker, scope_reason
 
 log = logging.getLogger(__name__)
 MODES = ("hybrid", "chunk-only", "graph-only", "page-only", "no-rerank")
+MAX_PAGE_REF_DOCS = 3  # a question scoped to more documents than this gets no page lookup
 
 
 @dataclass
@@ -64,6 +65,17 @@ class Fuser:
         missing = self.scope.unmentioned(question, workspace, doc_ids)
         return abstain(to_evidence(passages), 0.0, scope_reason(missing)) if missing else None
 
+    def referenced(self, plan: QueryPlan, workspace: str) -> list[str]:
+        """The chunks on the pages the question points at ("page 14", "the cover"), in
+        page order, when it is scoped to a few documents (a page number says nothing
+        across a workspace)."""
+        if not plan.pages or not plan.doc_ids or len(plan.doc_ids) > MAX_PAGE_REF_DOCS:
+            return []
+        pages = [(d, p) for d in plan.doc_ids
+                 for n in plan.pages for p in self.scope.vocabulary(workspace, d).pages(n)]
+        on = self.content.chunks_on_pages(workspace, pages)
+        return list(dict.fromkeys(cid for page in pages for cid in on.get(page, [])))
+
     def fuse(self, plan: QueryPlan, workspace: str, results: dict, mode: str = "hybrid"
              ) -> tuple[list[tuple[str, float]], dict, dict]:
         """Fuse the generators' ``results`` ({"dense": {name: hits}, "graph": hits, "page":
@@ -72,6 +84,9 @@ class Fuser:
         if "graph" in results:
             chunk_lists["graph"] = results["graph"]
         page_hits = results.get("page", [])
+        referenced = self.referenced(plan, workspace)
+        if referenced:  # "on page 14": that page's chunks are a ranking of their own
+            chunk_lists["pageref"] = [(cid, 1.0) for cid in referenced]
         ids = {cid for lst in chunk_lists.values() for cid, _ in lst}
         page_chunks = self.content.chunks_on_pages(workspace, [p for p, _ in page_hits])
         for cids in page_chunks.values():

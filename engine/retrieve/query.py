@@ -35,6 +35,7 @@ class QueryPlan:
     numbers: list[str] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)
     doc_ids: list[str] | None = None
+    pages: list[int] = field(default_factory=list)  # pages it points at; -1: the last
 
 
 def keywords(text: str) -> list[str]:
@@ -94,6 +95,46 @@ def mentions(text: str, max_len: int = 4) -> list[str]:
     return list(spans)
 
 
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
+_NUMBER_WORD = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10}
+_PAGE_NUM = r"(\d{1,5}|" + "|".join(_NUMBER_WORD) + r")"
+_PAGE_RANGE = re.compile(rf"\bpages?\s+{_PAGE_NUM}\s*(?:-|–|to|through|and)\s*(?:pages?\s+)?"
+                         rf"{_PAGE_NUM}\b", re.I)
+_PAGE_ONE = re.compile(rf"\bpages?\s+(?:no\.?\s*)?{_PAGE_NUM}\b", re.I)
+_PAGE_ORDINAL = re.compile(r"\b(first|second|third|fourth|fifth|last) page\b|"
+                           r"\b(?:the|front) (cover)\b", re.I)
+_EXAMPLE = re.compile(r"\[[^\]]*\]")  # "formatted as a list, e.g. ['Page 2', 'Page 4']"
+MAX_PAGE_SPAN = 12  # a range wider than this points at no page in particular
+
+
+def page_refs(text: str) -> list[int]:
+    """The pages a question points at: "page 14", "pages 3 to 10", "the second page", "the
+    cover" (the first), "the last page" (-1). Numbers are as printed or as counted: the
+    caller maps them to pages.
+
+    >>> page_refs("Format the date mentioned on page 14."), page_refs("on the cover page?")
+    ([14], [1])
+    >>> page_refs("How many figures are in this paper from Page 3 to Page 5?")
+    [3, 4, 5]
+    """
+    def num(word: str) -> int:
+        return int(word) if word.isdigit() else _NUMBER_WORD[word.lower()]
+
+    text = _EXAMPLE.sub(" ", text)
+    out: dict[int, None] = {}
+    ranges = list(_PAGE_RANGE.finditer(text))
+    for m in ranges:
+        a, b = sorted((num(m.group(1)), num(m.group(2))))
+        if b - a < MAX_PAGE_SPAN:
+            out.update(dict.fromkeys(range(a, b + 1)))
+    if not ranges:
+        out.update(dict.fromkeys(num(m.group(1)) for m in _PAGE_ONE.finditer(text)))
+    for m in _PAGE_ORDINAL.finditer(text):
+        out.setdefault(_ORDINAL[m.group(1).lower()] if m.group(1) else 1)
+    return list(out)
+
+
 def years(text: str) -> list[str]:
     """The years a text names, in order, once each ("FY2018" -> "2018")."""
     return list(dict.fromkeys(_YEAR.findall(text)))
@@ -105,4 +146,4 @@ def analyze(question: str, doc_ids: list[str] | None = None) -> QueryPlan:
                      modalities=modality_cues(question),
                      years=years(question),
                      numbers=[n for n in _NUM.findall(question) if not _YEAR.fullmatch(n)],
-                     mentions=mentions(question), doc_ids=doc_ids)
+                     mentions=mentions(question), doc_ids=doc_ids, pages=page_refs(question))

@@ -125,9 +125,18 @@ class Vocabulary:
     page that holds any of it."""
 
     def __init__(self, texts: list[str], last_page: int | None = None,
-                 page_labels: set[int] | None = None):
+                 page_labels: dict[int, list[int]] | None = None):
         self.text = "\n".join(texts).lower()
-        self.last_page, self.page_labels = last_page, page_labels or set()
+        self.last_page = last_page
+        self.page_labels = page_labels or {}  # a number printed as a page's label → pages
+
+    def pages(self, number: int) -> list[int]:
+        """The pages a question's "page N" may mean: the N-th page, and the pages that
+        print N as their page number (a report's page 9 is often its 12th); -1: the last."""
+        if number == -1:
+            return [self.last_page] if self.last_page else []
+        counted = [number] if self.last_page is None or number <= self.last_page else []
+        return list(dict.fromkeys(counted + self.page_labels.get(number, [])))
 
     @cached_property
     def words(self) -> set[str]:
@@ -198,8 +207,10 @@ class ScopeChecker:
             self._cache.move_to_end(key)
             return self._cache[key]
         texts, last_page = self.content.doc_texts(workspace, doc_id)
-        labels = {int(m) for u in self.content.doc_units(workspace, doc_id, "page_number")
-                  for m in re.findall(r"\d{1,6}", u.text or "")}
+        labels: dict[int, list[int]] = {}
+        for u in self.content.doc_units(workspace, doc_id, "page_number"):
+            for m in re.findall(r"\d{1,6}", u.text or ""):
+                labels.setdefault(int(m), []).append(u.page)
         vocab = Vocabulary(texts, last_page, labels)
         self._cache[key] = vocab
         if len(self._cache) > self.max_docs:
