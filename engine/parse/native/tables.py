@@ -157,6 +157,34 @@ def _is_header_row(row: list[Span], label_edge: float) -> bool:
     return all(_YEAR.match(s.text.strip()) or not is_value(s.text) for s in right)
 
 
+def _beside_prose(body: list[list[Span]], label_edge: float) -> float | None:
+    """Where a column of prose beside the table ends, if one does.
+
+    A table set in the right column of a two-column page shares its rows' heights with
+    the left column's lines, so those lines grouped into its rows as a first column of
+    sentences (GS's 10-K: "uses other financial instruments to mitigate credit risks |
+    2017 | 290"). They are prose when they are long runs of words, and the table's own
+    row labels start right of them, past a gutter."""
+    every = [s for r in body for s in r]
+    prose = [s for s in every if s.x1 < label_edge and len(s.text) >= 25
+             and len(s.text.split()) >= 4]
+    if len(prose) < 2:
+        return None
+    cut = max(s.x1 for s in prose)
+    em = max(s.size for s in prose)
+    table = [s for s in every if s.x0 > cut]
+    if len(table) < 4 or min(s.x0 for s in table) - cut < 1.5 * em \
+            or any(s.x0 < cut < s.x1 for s in every):
+        return None
+    # what is left must have row labels (words or years), not start with a column of
+    # amounts: long row labels of the table itself ("Subordinated liabilities of
+    # consolidated VIEs") are no prose
+    labels = [r[0].text.strip() for r in ([s for s in row if s.x0 > cut] for row in body)
+              if len(r) >= 2]
+    named = sum(not is_value(t) or bool(_YEAR.match(t)) for t in labels)
+    return cut if len(labels) >= 2 and named >= 0.8 * len(labels) else None
+
+
 def find_borderless(spans: list[Span]) -> list[FoundTable]:
     rows = group_rows(spans)
     found = []
@@ -166,15 +194,23 @@ def find_borderless(spans: list[Span]) -> list[FoundTable]:
         if not cols:
             continue
         label_edge = cols[0][0] - 1.5 * max(s.size for s in body[0])
+        cut = _beside_prose(body, label_edge)
+        if cut is not None:  # a table in one column of two: the other column's lines
+            body = [r for r in ([s for s in row if s.x0 > cut] for row in body) if r]
+            cols = _columns(body)  # a row's first span is its label again
+            if not cols:
+                continue
+            label_edge = cols[0][0] - 1.5 * max(s.size for s in body[0])
+        near = rows if cut is None else [[s for s in row if s.x0 > cut] for row in rows]
         head: list[list[Span]] = []
         while body and _is_header_row(body[0], label_edge) and len(head) < 4:
             head.append(body.pop(0))
         i = a - 1
-        while i >= 0 and len(head) < 4 and _is_header_row(rows[i], label_edge):
+        while i >= 0 and len(head) < 4 and near[i] and _is_header_row(near[i], label_edge):
             top = rows[i + 1][0].y0 if i + 1 < len(rows) else 0
-            if top - max(s.y1 for s in rows[i]) > 2.5 * rows[i][0].size:
+            if top - max(s.y1 for s in near[i]) > 2.5 * near[i][0].size:
                 break
-            head.insert(0, rows[i])
+            head.insert(0, near[i])
             i -= 1
         if len(body) < 2:
             continue

@@ -17,6 +17,7 @@ import pypdfium2.raw as raw
 Box = tuple[float, float, float, float]
 
 _GAP_EM = 1.1          # a horizontal gap wider than this (in font sizes) splits a span
+_JUSTIFIED_EM = 2.2    # ... unless the line is justified with word gaps under this
 _WORD_RE = re.compile(r"[A-Za-z]{2,}")
 _VOWELS = set("aeiouyAEIOUY")
 _SECNUM = re.compile(r"^(\d+(\.\d+)*\.?|[IVX]+\.|[A-Z]\.)$")
@@ -32,6 +33,7 @@ class Span:
     size: float = 10.0
     bold: bool = False
     angle: float = 0.0
+    line: int = -1  # the text layer's line it came from
 
     @property
     def box(self) -> Box:
@@ -111,10 +113,12 @@ def extract_spans(textpage, height: float) -> tuple[list[Span], str]:
         text = "".join(chr(raw.FPDFText_GetUnicode(tp, i) or 32) for i in range(n))
     l, r, b, t = (ctypes.c_double() for _ in range(4))
     spans: list[Span] = []
-    cur: list = []  # [x0, y0, x1, y1, chars, size, bold]
+    cur: list = []  # [x0, y0, x1, y1, chars, size, bold, angle, last char, line]
+    line = 0
     for i, ch in enumerate(text):
         if ch in "\r\n\x02":
             cur = _flush(cur, spans, tp)
+            line += ch != "\n"  # \r\n ends one line
             continue
         if ch in "\ufffe\u00ad":  # soft hyphen at a line end
             ch = "-"
@@ -132,14 +136,61 @@ def extract_spans(textpage, height: float) -> tuple[list[Span], str]:
                 cur = _flush(cur, spans, tp)
         if not cur:
             size, bold = _font_info(tp, i)
-            cur = [x0, y0, x1, y1, [], size, bold, raw.FPDFText_GetCharAngle(tp, i), i]
+            cur = [x0, y0, x1, y1, [], size, bold, raw.FPDFText_GetCharAngle(tp, i), i, line]
         else:
             cur[0], cur[1] = min(cur[0], x0), min(cur[1], y0)
             cur[2], cur[3] = max(cur[2], x1), max(cur[3], y1)
         cur[4].append(ch)
         cur[8] = i
     _flush(cur, spans, tp)
-    return _drop_rotated(spans), text
+    return rejoin_justified(_drop_rotated(spans)), text
+
+
+def rejoin_justified(spans: list[Span]) -> list[Span]:
+    """Rejoin the words of a justified line. Justification stretches a line's word gaps
+    past the split width (GS's 10-K: 1.5 em), so each word became a span and a paragraph
+    read "include $2.10 billion and // $2.86 // billion // of". A run of three or more
+    spans of one text-layer line, with gaps alike (within 35% of the line's median, under
+    2.2 em) and mostly words, is one span; a gap unlike the rest (a gutter) still splits,
+    and a row of figures (a table's columns are evenly spaced too) is never joined."""
+    out: list[Span] = []
+    i = 0
+    while i < len(spans):
+        j = i + 1
+        while j < len(spans) and spans[j].line == spans[i].line and spans[i].line >= 0:
+            j += 1
+        out += _justified(spans[i:j])
+        i = j
+    return out
+
+
+def _justified(line: list[Span]) -> list[Span]:
+    if len(line) < 3:
+        return line
+    gaps = [b.x0 - a.x1 for a, b in zip(line, line[1:])]
+    med = statistics.median(gaps)
+    em = max(statistics.median(s.size for s in line), 4.0)
+    if not 0 < med < _JUSTIFIED_EM * em:
+        return line
+    out, run = [], [line[0]]
+    for gap, s in zip(gaps, line[1:]):
+        if abs(gap - med) <= 0.35 * med and abs(s.size - run[-1].size) <= 0.15 * em:
+            run.append(s)
+        else:
+            out += _merged(run)
+            run = [s]
+    return out + _merged(run)
+
+
+def _merged(run: list[Span]) -> list[Span]:
+    words = sum(bool(_WORD_RE.search(s.text)) for s in run)
+    if len(run) < 3 or words < 0.6 * len(run):
+        return run
+    first = run[0]
+    span = Span(min(s.x0 for s in run), min(s.y0 for s in run), max(s.x1 for s in run),
+                max(s.y1 for s in run), " ".join(s.text for s in run), first.size,
+                all(s.bold for s in run), first.angle, first.line)
+    return [span]
 
 
 def _drop_rotated(spans: list[Span]) -> list[Span]:
@@ -156,8 +207,7 @@ def _flush(cur: list, spans: list[Span], tp) -> list:
         s = "".join(cur[4]).strip()
         if s:
             bold = cur[6] and (len(s) < 4 or _font_info(tp, cur[8])[1])  # bold at both ends
-            span = Span(cur[0], cur[1], cur[2], cur[3], s, cur[5], bold)
-            span.angle = cur[7]
+            span = Span(cur[0], cur[1], cur[2], cur[3], s, cur[5], bold, cur[7], cur[9])
             spans.append(span)
     return []
 

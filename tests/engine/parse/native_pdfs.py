@@ -156,6 +156,45 @@ def statement_pdf(tmp_path: Path):
     return path
 
 
+@pytest.fixture
+def justified_beside_table_pdf(tmp_path: Path):
+    """A 10-K notes page (GS's, p183): a justified left column whose one stretched line
+    has word gaps of 1.5 em, beside a right-column maturity table whose rows share the
+    left column's line heights."""
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "justified.pdf"
+    c = canvas.Canvas(str(path), pagesize=(W, H))
+    left = ["The firm's investment commitments include",
+            "funds that the firm raises and manages.",
+            "Investment commitments include $2.10 billion",
+            None,  # the stretched line
+            "December 2015, respectively, related to",
+            "commitments to invest in funds managed by",
+            "the firm. The firm also uses other financial",
+            "instruments to mitigate credit risks related",
+            "to certain commitments not covered by SMFG."]
+    for k, line in enumerate(left):
+        t = c.beginText(50, H - 100 - 12 * k)
+        t.setFont("Helvetica", 8.6)
+        t.setWordSpace(0)  # the text state outlives a text object
+        if line is None:
+            t.setWordSpace(9.5)  # 1.5 em gaps, justified to the column's width
+            line = "and $2.86 billion as of 2016 and"
+        t.textLine(line)
+        c.drawText(t)
+    c.setFont("Helvetica", 8.6)
+    c.drawString(330, H - 88, "$ in millions")
+    c.drawRightString(560, H - 88, "December 2016")
+    for k, (label, v) in enumerate((("2017", "290"), ("2018", "282"), ("2019", "238"),
+                                    ("2020 - thereafter", "1,131"), ("Total", "1,941"))):
+        c.drawString(330, H - 100 - 24 * k, label)
+        c.drawRightString(560, H - 100 - 24 * k, v)
+    c.showPage()
+    c.save()
+    return path
+
+
 def chart_image():
     """A bar chart with text inside it (for OCR)."""
     from PIL import Image, ImageDraw

@@ -103,6 +103,24 @@ def test_year_header_centred_left_of_its_amounts_heads_its_column(statement_pdf)
     assert find_cell(tc, "TOTAL ASSETS", "2020") == "55,556"
 
 
+def test_justified_line_and_table_beside_prose(justified_beside_table_pdf):
+    """The stretched line's words stay in their paragraph, in order; the table beside the
+    prose keeps only its own rows (its labels are the years), and the prose lines that
+    share its rows' heights stay text."""
+    doc = _parse(justified_beside_table_pdf)
+    _check_invariants(doc)
+    text = [u.text for u in doc.units if u.modality == "text"]
+    para = next(t for t in text if "Investment commitments" in t)
+    assert "include $2.10 billion and $2.86 billion as of 2016 and December 2015, " \
+        "respectively" in para
+    assert "not covered by SMFG" in para
+    assert not any(t in ("billion", "of", "December") for t in text)
+    tc = next(u.table for u in doc.units if u.modality == "table")
+    assert find_cell(tc, "2018", "December 2016") == "282"
+    assert find_cell(tc, "Total", "December 2016") == "1,941"
+    assert all("commitments" not in c.text for row in tc.rows for c in row)
+
+
 def test_figure_with_caption_ocr_text_and_crop(figure_pdf, tmp_path):
     path, drawn = figure_pdf
     store = ArtifactStore(tmp_path / "artifacts")
