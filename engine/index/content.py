@@ -185,6 +185,16 @@ class ContentStore:
                                 "AND modality=?", (workspace, doc_id, modality))
         return [Unit.model_validate_json(b) for (b,) in rows]
 
+    def doc_units_saying(self, workspace: str, doc_id: str, word: str) -> list[Unit]:
+        """The units of a document whose text or caption holds ``word`` (any case), in
+        reading order: only those are parsed."""
+        rows = self._db.execute(
+            "SELECT body FROM units WHERE workspace=? AND doc_id=? AND (instr(lower("
+            "json_extract(body, '$.text')), ?) OR instr(lower(json_extract(body, '$.caption'))"
+            ", ?))", (workspace, doc_id, word.lower(), word.lower()))
+        return sorted((Unit.model_validate_json(b) for (b,) in rows),
+                      key=lambda u: (u.page, u.order))
+
     def docs_with(self, workspace: str, modality: str) -> list[str]:
         """The documents of the workspace that have units of ``modality``."""
         rows = self._db.execute("SELECT DISTINCT doc_id FROM units WHERE workspace=? AND "

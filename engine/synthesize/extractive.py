@@ -1,7 +1,8 @@
 """Extractive answerer (CPU default): the value that answers, then the line that says it.
 
 A financial ratio the question names ("the FY2021 inventory turnover") is computed from the
-document's statements (ratios.py). For table evidence it finds the cell at the best row ×
+document's statements (ratios.py); how many tables, figures or appendices the document has
+is counted from the labels it gives them (inventory.py). For table evidence it finds the cell at the best row ×
 column match over the cell graph (header paths, section rows, the table's scale) and
 answers with the value, its row, column and scale (when the passages hold no cell, the row
 the question names is read from any table of the document: docrows.py); over two or more years it computes the change, percentage change,
@@ -40,6 +41,7 @@ from docray.engine.synthesize.citations import cite_units, to_evidence
 from docray.engine.synthesize.columns import column_ask, column_cell
 from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.fromstatements import statement_answer
+from docray.engine.synthesize.inventory import count_answer
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
 from docray.engine.synthesize.scope import unsupported
 from docray.engine.synthesize.units import in_asked_unit
@@ -302,7 +304,8 @@ class ExtractiveAnswerer:
 
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:
-        computed = statement_answer(question, passages, self.tables) if self.tables else None
+        computed = (count_answer(question, passages, self.tables.content)
+                    or statement_answer(question, passages, self.tables)) if self.tables else None
         if computed is not None:
             return computed
         plan, a, kw, cands = self._candidates(question, passages)
