@@ -42,7 +42,7 @@ from docray.engine.synthesize.columns import column_ask, column_cell
 from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.fromstatements import statement_answer
 from docray.engine.synthesize.inventory import count_answer
-from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
+from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
 from docray.engine.synthesize.scope import unsupported
 from docray.engine.synthesize.units import in_asked_unit
 from docray.engine.synthesize.values import states_value, value_span
@@ -175,7 +175,8 @@ class ExtractiveAnswerer:
                      weights: dict[str, float], pair: PairAsk | None = None) -> list[_Cand]:
         out = []
         for u in p.units if pair else []:
-            hit = pair_cell(u.table, pair, plan.text, plan.years, u.caption) \
+            hit = pair_cell(u.table, pair, plan.text, plan.years, u.caption) or \
+                schedule_share(u.table, pair, plan.years, f"{p.chunk.text} {u.caption}") \
                 if u.table is not None else None
             if hit:
                 out.append(_Cand(hit.score * (0.5 + 0.5 * rel), hit.answer, i, None, hit.line,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from docray.engine.model import TableContent
+from docray.engine.model import Cell, TableContent  # noqa: F401 - Cell: doctest
 from docray.engine.retrieve.query import STOP
 from docray.engine.synthesize.asks import combine, fmt
 from docray.engine.synthesize.cells import (_YEAR_IN, _toks, column_labels, header_rows,
@@ -50,6 +50,9 @@ _TRAIL = re.compile(r"\s+(?:(?:in|for|of|at|during|as of|at the end of)\s+(?:the
                     r"(?:year\s+)?|(?i:fy)\s?)?(?:19|20)\d\d\b.*|(?:for|of|at)\s+[A-Z][\w&.\-]*"
                     r"(?:\s+[A-Z][\w&.\-]*)*\s*)$|\s*[?.]\s*$")
 _SIGNIFICANT = 0.5  # share of a term's words a label must hold
+# "due in 2018": the part of a schedule a year's row is, not a row's name
+_DUE = frozenset("due payable paid owed mature maturing matures expire expiring expires "
+                 "scheduled remaining".split())
 _STOP = STOP - {"total"}  # "total" says which row (and column) is meant
 
 
@@ -202,3 +205,36 @@ def pair_cell(table: TableContent, p: PairAsk, question: str, years: list[str],
     return PairHit(shown, f"{shown} ({p.op} of {line})", line,
                    min(1.0, (sa * sb) ** 0.5) * undated)
 
+
+
+def schedule_share(table: TableContent, p: PairAsk, years: list[str], context: str
+                   ) -> PairHit | None:
+    """"What percentage of future minimum rental payments are due in 2018?": a maturity
+    schedule's rows are years ("2017" ... "2022 - thereafter", "Total"), so the share is
+    the year's row over the Total row. ``context`` (the passage's text, the caption) must
+    name half the words of the whole ("future minimum rental payments").
+
+    >>> t = TableContent(rows=[[Cell(text=c) for c in r] for r in (
+    ...     ["$ in millions", "2016"], ["2017", "290"], ["2018", "282"], ["Total", "1,941"])])
+    >>> ask = pair_ask("What percentage of future minimum rental payments are due in 2017?")
+    >>> schedule_share(t, ask, ["2017"], "future minimum rental payments").answer
+    '14.94% (share of 2017: 290; Total: 1,941)'
+    """
+    if p.op != "share" or len(years) != 1 or _terms(p.first) - _DUE:
+        return None
+    whole = _terms(p.second)
+    if not whole or len(whole & _terms(context)) < _SIGNIFICANT * len(whole):
+        return None
+    grid = table.grid()
+    first = {i: (row[0].strip() if row else "") for i, row in enumerate(grid)}
+    year = next((i for i, lab in first.items() if re.fullmatch(years[0], lab)), None)
+    total = next((i for i, lab in first.items() if re.match(r"total\b", lab, re.I)), None)
+    if year is None or total is None or total < year:
+        return None
+    for c in range(1, min(len(grid[year]), len(grid[total]))):
+        va, vb = parse_value(grid[year][c]), parse_value(grid[total][c])
+        if va is not None and vb:
+            shown = f"{fmt(va / vb * 100)}%"
+            line = f"{years[0]}: {fmt(va)}; Total: {fmt(vb)}"
+            return PairHit(shown, f"{shown} (share of {line})", line, 0.9)
+    return None

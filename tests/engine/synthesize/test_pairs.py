@@ -7,7 +7,7 @@ import pytest
 from docray.engine.model import Cell, Chunk, TableContent, Unit
 from docray.engine.synthesize import Passage
 from docray.engine.synthesize.extractive import ExtractiveAnswerer
-from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell
+from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
 
 
 def _h(text):
@@ -124,9 +124,9 @@ def test_a_term_no_label_holds_finds_nothing():
     assert pair_cell(_assets(), pair_ask(q), q, ["2019"]) is None
 
 
-def _passage(table: TableContent) -> Passage:
+def _passage(table: TableContent, caption: str = "") -> Passage:
     u = Unit(unit_id="d:p5:u2", doc_id="d", page=5, bbox=(0.1, 0.1, 0.9, 0.5),
-             modality="table", table=table)
+             modality="table", table=table, caption=caption)
     ch = Chunk(chunk_id="d:c5", doc_id="d", text=u.display_text(), modality="table",
                pages=[5], unit_ids=[u.unit_id], bbox=u.bbox)
     return Passage(ch, [u], 1.0, "fees.pdf")
@@ -137,3 +137,24 @@ def test_the_answerer_gives_the_computed_pair_value():
         "What is the total of Tax Fees and All Other Fees in 2019?", [_passage(_fees())]))
     assert a.value == "174,276"
     assert not a.abstained
+
+
+def _rentals() -> TableContent:
+    """GS's maturity schedule: the rows are years, the whole is the Total row."""
+    return TableContent(rows=[
+        [_h("$ in millions"), _h("As of December 2016")],
+        [_c("2017"), _c("290")], [_c("2018"), _c("282")], [_c("2019"), _c("238")],
+        [_c("2022 - thereafter"), _c("766")], [_c("Total"), _c("1,941")],
+    ], header_rows=1)
+
+
+def test_a_schedule_year_as_a_share_of_its_total():
+    a = asyncio.run(ExtractiveAnswerer(0.05).answer(
+        "What percentage of future minimum rental payments are due in 2018?",
+        [_passage(_rentals(), "Future minimum rental payments, net of sublease rentals")]))
+    assert a.value == "14.53%" and "2018: 282; Total: 1,941" in a.answer
+
+
+def test_a_schedule_share_needs_the_whole_named_nearby():
+    q = "What percentage of future purchase obligations are due in 2018?"
+    assert schedule_share(_rentals(), pair_ask(q), ["2018"], "Rental payments by year") is None
