@@ -163,12 +163,16 @@ def _beside_prose(body: list[list[Span]], label_edge: float) -> float | None:
     A table set in the right column of a two-column page shares its rows' heights with
     the left column's lines, so those lines grouped into its rows as a first column of
     sentences (GS's 10-K: "uses other financial instruments to mitigate credit risks |
-    2017 | 290"). They are prose when they are long runs of words, and the table's own
-    row labels start right of them, past a gutter."""
+    2017 | 290"). They are prose when they are long runs of words, many of them lines
+    that run on mid-sentence, and the table's own row labels start right of them, past a
+    gutter."""
     every = [s for r in body for s in r]
     prose = [s for s in every if s.x1 < label_edge and len(s.text) >= 25
              and len(s.text.split()) >= 4]
-    if len(prose) < 2:
+    # a paragraph's lines run on mid-sentence ("uses other financial instruments to"); a
+    # table's own long row labels start with a capital, each
+    running = sum(s.text[:1].islower() for s in prose)
+    if len(prose) < 2 or running < 0.4 * len(prose):
         return None
     cut = max(s.x1 for s in prose)
     em = max(s.size for s in prose)
@@ -179,9 +183,10 @@ def _beside_prose(body: list[list[Span]], label_edge: float) -> float | None:
     # what is left must have row labels (words or years), not start with a column of
     # amounts: long row labels of the table itself ("Subordinated liabilities of
     # consolidated VIEs") are no prose
-    labels = [r[0].text.strip() for r in ([s for s in row if s.x0 > cut] for row in body)
-              if len(r) >= 2]
-    named = sum(not is_value(t) or bool(_YEAR.match(t)) for t in labels)
+    labels = [r[0].text.strip() for r in ([s for s in row if s.x0 > cut and
+                                           s.text.strip() not in ("$", "€", "£")]
+                                          for row in body) if len(r) >= 2]
+    named = sum(bool(re.search(r"[A-Za-z]{2}", t)) or bool(_YEAR.match(t)) for t in labels)
     return cut if len(labels) >= 2 and named >= 0.8 * len(labels) else None
 
 

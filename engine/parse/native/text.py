@@ -174,7 +174,7 @@ def _justified(line: list[Span]) -> list[Span]:
         return line
     out, run = [], [line[0]]
     for gap, s in zip(gaps, line[1:]):
-        if abs(gap - med) <= 0.35 * med and abs(s.size - run[-1].size) <= 0.15 * em:
+        if abs(gap - med) <= 0.2 * med and abs(s.size - run[-1].size) <= 0.15 * em:
             run.append(s)
         else:
             out += _merged(run)
@@ -184,7 +184,10 @@ def _justified(line: list[Span]) -> list[Span]:
 
 def _merged(run: list[Span]) -> list[Span]:
     words = sum(bool(_WORD_RE.search(s.text)) for s in run)
-    if len(run) < 3 or words < 0.6 * len(run):
+    # stretching widens every word gap alike, so each part is one word; a table's header
+    # row ("52 Weeks Ended   52 Weeks Ended   52 Weeks Ended") has parts of several
+    several = sum(" " in s.text for s in run)
+    if len(run) < 3 or words < 0.6 * len(run) or several > len(run) // 5:
         return run
     first = run[0]
     span = Span(min(s.x0 for s in run), min(s.y0 for s in run), max(s.x1 for s in run),

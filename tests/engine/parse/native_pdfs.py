@@ -195,6 +195,40 @@ def justified_beside_table_pdf(tmp_path: Path):
     return path
 
 
+@pytest.fixture
+def cash_flow_pdf(tmp_path: Path):
+    """A cash flow statement (Costco's): a head row of three-word heads evenly spaced, long
+    row labels left of "$" signs and amounts. Neither is the justified prose or the prose
+    column that the parser rejoins or cuts off."""
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "cash_flow.pdf"
+    c = canvas.Canvas(str(path), pagesize=(W, H))
+    c.setFont("Helvetica", 8)
+    for k, (head, date, year) in enumerate((("52 Weeks Ended", "August 29,", "2021"),
+                                            ("52 Weeks Ended", "August 30,", "2020"),
+                                            ("52 Weeks Ended", "September 1,", "2019"))):
+        x = 390 + 84 * k
+        c.drawCentredString(x, H - 100, head)
+        c.drawCentredString(x, H - 110, date)
+        c.drawCentredString(x, H - 118, year)
+    rows = [("Net income including noncontrolling interests", "$", "5,079", "4,059", "3,704"),
+            ("Depreciation and amortization of property and equipment", "$", "1,781",
+             "1,645", "1,492"),
+            ("Non-cash lease expense recognised in the period", "$", "286", "194", "188"),
+            ("Net cash provided by operating activities", "$", "8,958", "8,861", "6,356")]
+    for k, (label, dollar, *values) in enumerate(rows):
+        y = H - 132 - 10 * k
+        c.drawString(26, y, label)
+        for j, v in enumerate(values):
+            if dollar:
+                c.drawString(362 + 84 * j, y, dollar)
+            c.drawRightString(420 + 84 * j, y, v)
+    c.showPage()
+    c.save()
+    return path
+
+
 def chart_image():
     """A bar chart with text inside it (for OCR)."""
     from PIL import Image, ImageDraw

@@ -121,6 +121,18 @@ def test_justified_line_and_table_beside_prose(justified_beside_table_pdf):
     assert all("commitments" not in c.text for row in tc.rows for c in row)
 
 
+def test_statement_head_row_and_long_labels_stay_a_table(cash_flow_pdf):
+    """Three-word heads evenly spaced are a table's head row, not a justified line; long
+    row labels that start with a capital are the table's, not prose beside it."""
+    tables = [u.table for u in _parse(cash_flow_pdf).units if u.modality == "table"]
+    assert len(tables) == 1
+    tc = tables[0]
+    assert find_cell(tc, "Depreciation and amortization of property and equipment",
+                     "2020") == "1,645"
+    assert find_cell(tc, "Net income including noncontrolling interests", "2021") == "5,079"
+    assert sum("52 Weeks Ended" == c.text for row in tc.rows for c in row) >= 3
+
+
 def test_figure_with_caption_ocr_text_and_crop(figure_pdf, tmp_path):
     path, drawn = figure_pdf
     store = ArtifactStore(tmp_path / "artifacts")
