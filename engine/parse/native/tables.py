@@ -167,7 +167,10 @@ def _beside_prose(body: list[list[Span]], label_edge: float) -> float | None:
     that run on mid-sentence, and the table's own row labels start right of them, past a
     gutter."""
     every = [s for r in body for s in r]
-    prose = [s for s in every if s.x1 < label_edge and len(s.text) >= 25
+    margin = min(s.x0 for s in every) + 3 * max(s.size for s in every)
+    # the lines of the column at the page's left edge (the table's own long labels, past
+    # the gutter, are not among them)
+    prose = [s for s in every if s.x0 <= margin and s.x1 < label_edge and len(s.text) >= 25
              and len(s.text.split()) >= 4]
     # a paragraph's lines run on mid-sentence ("uses other financial instruments to"); a
     # table's own long row labels start with a capital, each

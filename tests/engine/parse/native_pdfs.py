@@ -187,9 +187,11 @@ def justified_beside_table_pdf(tmp_path: Path):
     c.drawString(330, H - 88, "$ in millions")
     c.drawRightString(560, H - 88, "December 2016")
     for k, (label, v) in enumerate((("2017", "290"), ("2018", "282"), ("2019", "238"),
-                                    ("2020 - thereafter", "1,131"), ("Total", "1,941"))):
-        c.drawString(330, H - 100 - 24 * k, label)
-        c.drawRightString(560, H - 100 - 24 * k, v)
+                                    ("2020 - thereafter", "1,131"),
+                                    ("Other commitments and guarantees", "91"),
+                                    ("Total", "2,032"))):
+        c.drawString(330, H - 100 - 12 * k, label)
+        c.drawRightString(560, H - 100 - 12 * k, v)
     c.showPage()
     c.save()
     return path
