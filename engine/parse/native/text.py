@@ -18,6 +18,9 @@ Box = tuple[float, float, float, float]
 
 _GAP_EM = 1.1          # a horizontal gap wider than this (in font sizes) splits a span
 _JUSTIFIED_EM = 2.2    # ... unless the line is justified with word gaps under this
+_NUM_GAP_EM = 0.45     # between two figures, a gap wider than this splits (tight columns)
+_NUM_END = re.compile(r"(?:^|\s)(?:[(\-−$€£]?\d[\d,]*(?:\.\d+)?\)?%?|[—–-])$")
+_NUM_START = frozenset("0123456789$(—–-€£")
 _WORD_RE = re.compile(r"[A-Za-z]{2,}")
 _VOWELS = set("aeiouyAEIOUY")
 _SECNUM = re.compile(r"^(\d+(\.\d+)*\.?|[IVX]+\.|[A-Z]\.)$")
@@ -132,7 +135,11 @@ def extract_spans(textpage, height: float) -> tuple[list[Span], str]:
             em = max(cur[5], 4.0)
             gap = x0 - cur[2]
             off_line = y0 > cur[3] + 0.3 * em or y1 < cur[1] - 0.3 * em
-            if gap > _GAP_EM * em or gap < -2 * em or off_line:
+            if gap > _GAP_EM * em or gap < -2 * em or off_line or (
+                    gap > _NUM_GAP_EM * em and ch in _NUM_START
+                    and _NUM_END.search("".join(cur[4]).rstrip())):
+                # a figure after a figure: GS sets its columns 0.5 em apart, so
+                # "— $ 11,896 $ 7,612" was one cell
                 cur = _flush(cur, spans, tp)
         if not cur:
             size, bold = _font_info(tp, i)

@@ -231,6 +231,35 @@ def cash_flow_pdf(tmp_path: Path):
     return path
 
 
+@pytest.fixture
+def tight_columns_pdf(tmp_path: Path):
+    """GS's small-print schedules: amount columns 0.55 em apart (under the 1.1 em that
+    splits words), some with a "$" before the figure."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "tight.pdf"
+    c = canvas.Canvas(str(path), pagesize=(W, H))
+    size, gap = 7.0, 0.55 * 7.0
+    rows = [("$ in millions", "2017", "2019", "2022"),
+            ("Time deposits", "—", "$ 11,896", "$ 7,886"),
+            ("Secured long-term financings", "6,394", "11,083", "28,971"),
+            ("Minimum rental payments", "290", "520", "766")]
+    c.setFont("Helvetica", size)
+    widest = [max(stringWidth(r[j], "Helvetica", size) for r in rows[1:]) for j in (1, 2, 3)]
+    rights = [260.0]
+    for w in widest[1:]:
+        rights.append(rights[-1] + gap + w)  # the widest figure 0.55 em from the last
+    for k, (label, *cells) in enumerate(rows):
+        y = H - 100 - 10 * k
+        c.drawString(60, y, label)
+        for right, v in zip(rights, cells):
+            c.drawRightString(right, y, v)
+    c.showPage()
+    c.save()
+    return path
+
+
 def chart_image():
     """A bar chart with text inside it (for OCR)."""
     from PIL import Image, ImageDraw

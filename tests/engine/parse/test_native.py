@@ -135,6 +135,15 @@ def test_statement_head_row_and_long_labels_stay_a_table(cash_flow_pdf):
     assert sum("52 Weeks Ended" == c.text for row in tc.rows for c in row) >= 3
 
 
+def test_figures_half_an_em_apart_are_separate_cells(tight_columns_pdf):
+    """"— $ 11,896 $ 7,886" is three cells: a figure after a figure splits at 0.45 em."""
+    tc = next(u.table for u in _parse(tight_columns_pdf).units if u.modality == "table")
+    assert find_cell(tc, "Time deposits", "2017") == "—"
+    assert find_cell(tc, "Time deposits", "2019") == "11,896"
+    assert find_cell(tc, "Time deposits", "2022") == "7,886"
+    assert find_cell(tc, "Minimum rental payments", "2019") == "520"
+
+
 def test_figure_with_caption_ocr_text_and_crop(figure_pdf, tmp_path):
     path, drawn = figure_pdf
     store = ArtifactStore(tmp_path / "artifacts")
