@@ -42,6 +42,7 @@ from docray.engine.synthesize.columns import column_ask, column_cell
 from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.fromstatements import statement_answer
 from docray.engine.synthesize.inventory import count_answer
+from docray.engine.synthesize.leadin import with_led_tables
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
 from docray.engine.synthesize.scope import unsupported
 from docray.engine.synthesize.units import in_asked_unit
@@ -309,6 +310,8 @@ class ExtractiveAnswerer:
                     or statement_answer(question, passages, self.tables)) if self.tables else None
         if computed is not None:
             return computed
+        if self.tables:  # a lead-in ranked without its table: the table's cells too
+            passages = with_led_tables(passages, self.tables.content)
         plan, a, kw, cands = self._candidates(question, passages)
         cands = sorted(self._semantic(question, cands, passages, qvec),
                        key=lambda c: -c.strength)
