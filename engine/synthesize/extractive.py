@@ -45,7 +45,7 @@ from docray.engine.synthesize.inventory import count_answer
 from docray.engine.synthesize.leadin import with_led_tables
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
 from docray.engine.synthesize.scope import unsupported
-from docray.engine.synthesize.units import in_asked_unit
+from docray.engine.synthesize.units import doc_name_words, in_asked_unit
 from docray.engine.synthesize.values import states_value, value_span
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
@@ -185,7 +185,9 @@ class ExtractiveAnswerer:
         # "total" is a stopword for retrieval, but says which row: "Total net sales"
         # (unless it names the sum asked for over the years)
         total = a.op != "sum" and re.search(r"\btotal\b", plan.text, re.I)
-        keywords = [k for k in plan.keywords if k not in _INSTRUCTION] + (
+        # the company the document is ("Best Buy" in BESTBUY_2023_10K.pdf) names no row
+        own = doc_name_words(plan.keywords, p.filename)
+        keywords = [k for k in plan.keywords if k not in _INSTRUCTION and k not in own] + (
             ["total"] if total else [])
         # a percentage change is computed from amounts, not from the percent columns
         percent = a.percent and a.op != "percent_change"
@@ -193,7 +195,8 @@ class ExtractiveAnswerer:
             if u.table is None:
                 continue
             hit = best_cell(u.table, keywords, plan.years, u.caption, weights, percent)
-            if hit and hit.score > 0.15:
+            if hit and hit.score > 0.15 and not (a.kind == "entity" and hit.value is not None):
+                # (an amount is no answer to "who")
                 value, text = table_answer(hit, a)
                 computed = 1.25 if a.op and " of " in text[len(value):] else 1.0
                 if a.kind == "number" and plan.years and any(y in hit.column

@@ -43,3 +43,20 @@ def in_asked_unit(value: str, question: str) -> str | None:
     if number is None or unit == target:
         return None
     return f"{fmt(number * SCALE_FACTOR[unit] / SCALE_FACTOR[target])} {target}"
+
+
+def doc_name_words(words: list[str], filename: str) -> set[str]:
+    """The question's words that spell its document's file name: one name part, or two
+    adjacent words run together ("best", "buy" in BESTBUY_2023_10K.pdf). Numbers never
+    (a year in the name is still the column asked for).
+
+    >>> sorted(doc_name_words(["domestic", "store", "best", "buy", "2023"], "BESTBUY_2023_10K.pdf"))
+    ['best', 'buy']
+    >>> sorted(doc_name_words(["amazon", "fy2017", "days"], "AMAZON_2017_10K.pdf"))
+    ['amazon']
+    """
+    parts = {t for t in re.findall(r"[a-z0-9]+", filename.lower().rsplit(".", 1)[0])
+             if not t.isdigit() and len(t) > 2}
+    out = {w for w in words if w in parts}
+    out |= {w for a, b in zip(words, words[1:]) if a + b in parts for w in (a, b)}
+    return {w for w in out if not w.isdigit()}
