@@ -132,20 +132,29 @@ def column_labels(grid: list[list[str]], n_head: int) -> list[str]:
             for c in range(width)]
 
 
+_WRAPS = re.compile(r"(?:\b(?:and|or|of|for|in|to|the|from|on|by|with|at)|[,&\-–])\s*$", re.I)
+
+
 def row_labels(grid: list[list[str]], n_head: int) -> list[tuple[int, str]]:
     """(row index, label) for the body rows with values; a row of text alone is a section
     heading and prefixes the rows under it ("Current assets: Cash")."""
-    out, section = [], ""
+    out, section, wrapped = [], "", ""
     for i in range(n_head, len(grid)):
         row = grid[i]
         label = next((c for c in row if c and parse_value(c) is None and not
                       _YEARISH.match(c.strip())), "")
         values = [c for c in row if c != label and parse_value(c) is not None]
         if not values:
-            # a short heading row; a sentence cut into the table is none
-            if label and len(label.split()) <= 8 and not label[0].islower():
-                section = label.rstrip(": ")
+            if label and _WRAPS.search(label) and not (label.rstrip().endswith(",")
+                                                       and re.search(r"\d", label)):
+                # "Brokerage, clearing, exchange and" over "distribution fees": the first
+                # line of the next row's label, no heading ("December 31," is one)
+                wrapped = f"{wrapped} {label}".strip()
+            elif label and len(label.split()) <= 8 and not label[0].islower():
+                # a short heading row; a sentence cut into the table is none
+                section, wrapped = label.rstrip(": "), ""
             continue
+        label, wrapped = f"{wrapped} {label}".strip() if wrapped else label, ""
         out.append((i, f"{section}: {label}" if section and label else label))
     return out
 

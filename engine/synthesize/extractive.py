@@ -115,7 +115,9 @@ def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
     >>> table_answer(h, ask("What is the change in cheese between 2018 and 2019?"))[0]
     '-37 thousand'
     """
-    scale = f" {hit.scale}" if hit.scale and not hit.percent else ""
+    # a head count in a "$ in millions" table is no amount of millions
+    scale = f" {hit.scale}" if hit.scale and not hit.percent and not _COUNTED_ROW.search(
+        hit.row.split(": ")[-1]) else ""
     if a.op in ("max_year", "min_year"):
         picked = pick_year(hit, a.op == "max_year")
         if picked:
@@ -138,6 +140,8 @@ def table_answer(hit: CellHit, a: Ask) -> tuple[str, str]:
 
 
 _NAMED_ROW = 0.6  # confidence of a row found by its label outside the passages
+_COUNTED_ROW = re.compile(r"\b(?:staff|employees|headcount|people|persons|stores|warehouses|"
+                          r"locations|branches|offices|countries)\b", re.I)
 _PAIR_FIT = 1.3  # a value computed from the two cells the question names
 _STATES_BONUS = 1.3  # a number question's line that says "<its term> was <amount>"
 _VALUE_MARGIN = 0.85  # how close to the best a value-bearing candidate must be
@@ -187,6 +191,8 @@ class ExtractiveAnswerer:
         total = a.op != "sum" and re.search(r"\btotal\b", plan.text, re.I)
         # the company the document is ("Best Buy" in BESTBUY_2023_10K.pdf) names no row
         own = doc_name_words(plan.keywords, p.filename)
+        if re.search(r"\bnet (?:change|increase|decrease)", plan.text, re.I):
+            own = own | {"net"}  # the operation's word, not the row's ("Net revenues")
         keywords = [k for k in plan.keywords if k not in _INSTRUCTION and k not in own] + (
             ["total"] if total else [])
         # a percentage change is computed from amounts, not from the percent columns

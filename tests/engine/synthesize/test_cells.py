@@ -161,3 +161,33 @@ def test_a_part_named_in_full_wins_over_the_row_that_names_the_table():
     assert a.value == "-461; 533"
     a = _answer("What is the provision (benefit) for income taxes in 2019?", _passage(_tax()))
     assert a.value == "782"  # no part named: the row itself
+
+
+def _expenses() -> TableContent:
+    """GS's operating expenses: a label wrapped over two rows, and the head count at the
+    foot of a "$ in millions" table."""
+    rows = [["$ in millions", "2016", "2015"], ["Compensation and benefits", "11,647", "12,678"],
+            ["Brokerage, clearing, exchange and", "", ""], ["distribution fees", "2,555", "2,576"],
+            ["Total operating expenses", "20,304", "25,042"],
+            ["Total staff at period-end", "34,400", "36,800"]]
+    return TableContent(rows=[[Cell(text=t, is_header=i == 0) for t in r]
+                              for i, r in enumerate(rows)], header_rows=1)
+
+
+def _answer_over(table: TableContent, question: str):
+    u = Unit(unit_id="gs:p70:u1", doc_id="gs", page=70, bbox=(0.1, 0.1, 0.9, 0.5),
+             modality="table", table=table)
+    p = Passage(Chunk(chunk_id="gs:c70", doc_id="gs", text=u.display_text(), pages=[70],
+                      unit_ids=[u.unit_id]), [u], 1.0, "GS_2016.pdf")
+    return asyncio.run(ExtractiveAnswerer(0.05).answer(question, [p]))
+
+
+def test_a_wrapped_label_is_one_row_not_a_section():
+    hit = best_cell(_expenses(), ["distribution", "fees"], ["2016"])
+    assert hit.row == "Brokerage, clearing, exchange and distribution fees"
+    assert best_cell(_expenses(), ["staff"], ["2016"]).row == "Total staff at period-end"
+
+
+def test_a_net_change_in_head_count_has_no_scale():
+    a = _answer_over(_expenses(), "What is the net change in the number of staff in 2016?")
+    assert a.value == "-2,400" and "Total staff at period-end" in a.answer
