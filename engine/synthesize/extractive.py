@@ -44,7 +44,7 @@ from docray.engine.synthesize.fromstatements import statement_answer
 from docray.engine.synthesize.inventory import count_answer
 from docray.engine.synthesize.leadin import with_led_tables
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
-from docray.engine.synthesize.scope import unsupported
+from docray.engine.synthesize.scope import ScopeChecker, unsupported
 from docray.engine.synthesize.units import doc_name_words, in_asked_unit
 from docray.engine.synthesize.values import states_value, value_span
 
@@ -175,6 +175,7 @@ class ExtractiveAnswerer:
         self.threshold, self.encoder, self.spans = threshold, encoder, spans
         self.unsupported_weight = unsupported_weight
         self.tables = tables  # DocTables: the statements a named ratio is computed from
+        self._scope = ScopeChecker(tables.content) if tables is not None else None
 
     def _table_cands(self, plan, a: Ask, i: int, p: Passage, rel: float,
                      weights: dict[str, float], pair: PairAsk | None = None) -> list[_Cand]:
@@ -351,9 +352,25 @@ class ExtractiveAnswerer:
                 if missing else ""
             return abstain(evidence, strength, f"best evidence match {strength:.2f} is below "
                            f"{self.threshold:.2f}{unnamed}")
+        off = self._off_page(plan, passages, evidence[idx].page)
+        if off:
+            return abstain(evidence, 0.0, off)
         return Answer(answer=answer, abstained=False, evidence=evidence, confidence=strength,
                       citations=[idx], reason=f"from {evidence[idx].doc} p.{evidence[idx].page}",
                       value=value or answer, support=support)
+
+    def _off_page(self, plan, passages: list[Passage], page: int) -> str:
+        """Why the answer cannot stand when the question points at pages ("on page 10",
+        "the last page") and its evidence lies on none of them; "" otherwise."""
+        if not plan.pages or self._scope is None:
+            return ""
+        ch = passages[0].chunk
+        vocab = self._scope.vocabulary(ch.workspace, ch.doc_id)
+        wanted = {p for n in plan.pages for p in vocab.pages(n)}
+        if not wanted or page in wanted:
+            return ""
+        return (f"the question points at page {', '.join(map(str, sorted(wanted)[:3]))}; "
+                f"the best evidence is on page {page}")
 
     def _named_row(self, question: str, passages: list[Passage], a: Ask, plan
                    ) -> Answer | None:
