@@ -176,23 +176,33 @@ def answers_markdown(a: dict, title: str = "hybrid, closed, extractive") -> list
     return lines
 
 
+def _out_of_scope(bench, item: dict, passages):
+    """The scope check's abstention for a question's passages (None: in scope)."""
+    doc_id = bench.docs.get(item["doc"])
+    return bench.s.engine.p.fuser.out_of_scope(item["question"], WS,
+                                                [doc_id] if doc_id else None, passages)
+
+
 def retrieve_all(bench, qa: list[dict], path: Path) -> dict:
     """{question id: (passages, scope abstention or None)} for hybrid closed top 5, read
-    from ``path`` when it was made over the same catalog, written there otherwise."""
+    from ``path`` when it was made over the same catalog, written there otherwise. The
+    scope check is made again on every read (it is cheap, and the code may have changed
+    since the passages were saved)."""
     engine = bench.s.engine
     key = sorted(bench.docs.items())
     if path.exists():
         with path.open("rb") as f:
             saved = pickle.load(f)
         if saved["key"] == key and all(q["id"] in saved["items"] for q in qa):
-            return saved["items"]
+            return {q["id"]: (saved["items"][q["id"]][0],
+                              _out_of_scope(bench, q, saved["items"][q["id"]][0]))
+                    for q in qa}
     items = {}
     for n, item in enumerate(qa):
         doc_id = bench.docs.get(item["doc"])
         scope = [doc_id] if doc_id else None
         r = asyncio.run(engine.retrieve(item["question"], WS, scope, "hybrid", 5))
-        out = engine.p.fuser.out_of_scope(item["question"], WS, scope, r.passages)
-        items[item["id"]] = (r.passages, out)
+        items[item["id"]] = (r.passages, _out_of_scope(bench, item, r.passages))
         if n % 100 == 0:
             log.info("retrieved %d/%d", n, len(qa))
     with path.open("wb") as f:

@@ -23,7 +23,8 @@ _NUMBER = re.compile(r"\b(how (much|many|big|large|long|far|old)|what (is|was|we
                      r"(revenue|income|expense|expenses|sales|cost|costs|assets|liabilities|"
                      r"cash|capex|expenditure|eps|dividend|profit|loss|debt|equity))\b", re.I)
 _DATE = re.compile(r"\b(when|what (year|date|month|day|time)|which (year|date|month|day)|"
-                   r"in what year|on what date|how long ago)\b", re.I)
+                   r"in what year|on what date|how long ago|yyyy|dates? (mentioned|written|"
+                   r"shown|given|stated|printed))\b", re.I)
 # "who" asks for a person when it opens the question (or follows a preposition), not in
 # "the percentage of people who do not go online"
 _ENTITY = re.compile(r"(^\W*(who|whom|whose)\b|\b(by|to|for|with|from|of) (who|whom)\b|"
@@ -35,7 +36,8 @@ _LIST = re.compile(r"\b(list|which .{0,30}\b(are|were)\b|what are the|enumerate)
 _DEFINE = re.compile(r"\b(what (is|are|does) (a |an |the )?[\w\- ]{1,40}(mean|stand for|"
                      r"refer to|defined as)|define|definition of|what is meant by)\b", re.I)
 _OPS = (("percent_change", re.compile(r"\b(percentage|percent|%) (change|increase|decrease|"
-                                      r"growth|decline)\b|\bgrowth rate\b|\bas a percent(age)?\b|"
+                                      r"growth|decline)\b|\bgrowth rate\b|\bas a percent(age)?\b|\broi\b|"
+                                      r"\breturn on (an |the )?investment\b|"
                                       r"\b(by )?what (percent(age)?|%) (did|does|has|had|was|is)\b",
                                       re.I)),
         ("ratio", re.compile(r"\bwhat multiple of\b|\bhow many times\b", re.I)),

@@ -1,5 +1,8 @@
 """Extractive answerer (CPU default): the value that answers, then the line that says it.
 
+The question's misspelt words are first put right against its passages ("ProBugs Kelir"
+for the table's "ProBugs Kefir": respell.py).
+
 A financial ratio the question names ("the FY2021 inventory turnover") is computed from the
 document's statements (ratios.py); how many tables, figures or appendices the document has
 is counted from the labels it gives them (inventory.py). For table evidence it finds the cell at the best row ×
@@ -44,9 +47,10 @@ from docray.engine.synthesize.fromstatements import statement_answer
 from docray.engine.synthesize.inventory import count_answer
 from docray.engine.synthesize.leadin import with_led_tables
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
+from docray.engine.synthesize.respell import respell
 from docray.engine.synthesize.scope import ScopeChecker, unsupported
-from docray.engine.synthesize.units import doc_name_words, in_asked_unit
-from docray.engine.synthesize.values import states_value, value_span
+from docray.engine.synthesize.units import doc_name_words, restate
+from docray.engine.synthesize.values import has_date, states_value, value_span
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _LEADER = re.compile(r"(?:\.\s?){5,}|…{2,}")  # a contents line's dot leader
@@ -146,6 +150,7 @@ _PAIR_FIT = 1.3  # a value computed from the two cells the question names
 _STATES_BONUS = 1.3  # a number question's line that says "<its term> was <amount>"
 _VALUE_MARGIN = 0.85  # how close to the best a value-bearing candidate must be
 _NO_VALUE = 0.7  # confidence kept by an answer that lacks the kind of value asked for
+_ANY_DATE = 0.1  # a date line sharing no word with a question that asks for a date
 _SAME_PASSAGE_MARGIN = 0.5  # ... when it is a line of the best candidate's passage
 # How a question is to be answered, not what it is about ("using only the information
 # within the balance sheet", "round your answer to two decimal places").
@@ -254,6 +259,8 @@ class ExtractiveAnswerer:
                     fit = _STATES_BONUS if a.kind == "number" and states_value(s, kw) else 1.0
                     out.append(_Cand(min(1.0, ov * bonus) * rel * off_modality, s, i, None, s,
                                      fit))
+                elif a.kind == "date" and has_date(s):  # "the date on page 14": any date
+                    out.append(_Cand(_ANY_DATE * rel * off_modality, s, i, None, s))
         return plan, a, kw, out
 
     def _stored(self, cands: list[_Cand], passages: list[Passage]) -> list:
@@ -316,6 +323,7 @@ class ExtractiveAnswerer:
 
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:
+        question = respell(question, [p.chunk.text for p in passages])  # "Activsion"
         computed = (count_answer(question, passages, self.tables.content)
                     or statement_answer(question, passages, self.tables)) if self.tables else None
         if computed is not None:
@@ -334,11 +342,7 @@ class ExtractiveAnswerer:
         if not cands:
             return abstain(evidence, 0.0, "no passage shares a content word with the question")
         best, (answer, value, support) = self._pick(cands, a, kw, plan)
-        restated = in_asked_unit(value, question) if a.kind == "number" and value else None
-        if restated:  # "Answer in USD billions" over a table in millions
-            answer = answer.replace(value, f"{restated} ({value})", 1) if value in answer \
-                else f"{restated} — {answer}"
-            value = restated
+        answer, value = restate(answer, value, question, a.kind)  # "in USD billions"
         strength, idx = best.strength, best.idx
         if a.kind in _VALUE_KINDS and not value:
             strength *= _NO_VALUE  # asked for an amount, a date or a name; none found

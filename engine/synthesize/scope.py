@@ -16,6 +16,7 @@ from collections import OrderedDict
 from functools import cached_property
 
 from docray.engine.retrieve.query import STOP
+from docray.engine.synthesize.respell import english_words
 
 # Words that are capitalised in questions without naming anything in the document.
 _GENERIC = frozenset("""according among answer anwser assume enumerate format here list page
@@ -148,7 +149,8 @@ class Vocabulary:
     def mentions(self, term: str) -> bool:
         """Said as such, in the singular ("Rupees"), with a space or nothing for a hyphen
         ("after-tax"), as two words run together ("liabilitiesfor"), or misspelt by one edit
-        in a long name ("Neflix", "Activsion")."""
+        in a long name ("Neflix", "Activsion") or in a five-letter one that is no English
+        word ("Kelir" for "Kefir")."""
         if term in self.text or term in self.words:
             return True
         if len(term) > 3 and (term.endswith("s") and term[:-1] in self.words
@@ -161,9 +163,11 @@ class Vocabulary:
                 term[:i] in self.words and term[i:] in self.words
                 for i in range(3, len(term) - 2)):
             return True
-        return term.isalpha() and len(term) >= 6 and any(
+        # five letters are few to judge by: only a word that is no English word ("Kelir")
+        long = len(term) >= 6 or (len(term) == 5 and term not in english_words())
+        return term.isalpha() and long and any(
             _one_edit(term, w) for w in self.words
-            if w[:2] == term[:2] and abs(len(w) - len(term)) <= 1 and len(w) >= 6)
+            if w[:2] == term[:2] and abs(len(w) - len(term)) <= 1 and len(w) >= 5)
 
     def resolves(self, kind: str, number: int) -> bool:
         """A page within the document (or a page number it prints, e.g. a proceedings

@@ -16,6 +16,7 @@ import re
 
 from docray.engine.synthesize.asks import fmt
 from docray.engine.synthesize.cells import parse_value
+from docray.engine.synthesize.values import in_asked_format
 
 SCALE_FACTOR = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 _WORD = r"(thousand|million|billion)s?"
@@ -43,6 +44,27 @@ def in_asked_unit(value: str, question: str) -> str | None:
     if number is None or unit == target:
         return None
     return f"{fmt(number * SCALE_FACTOR[unit] / SCALE_FACTOR[target])} {target}"
+
+
+def restate(answer: str, value: str, question: str, kind: str) -> tuple[str, str]:
+    """(answer, value) with the value restated in the unit ("Answer in USD billions" over a
+    table in millions) or the date form ("YYYY-MM-DD") the question asks for, the value as
+    found kept beside it.
+
+    >>> restate("8,738 million (Net PP&E)", "8,738 million", "Net PP&E, in billions?", "number")
+    ('8.74 billion (8,738 million) (Net PP&E)', '8.74 billion')
+    >>> restate("May 3, 2021 — Signed May 3, 2021.", "May 3, 2021", "Date as YYYY-MM-DD?", "date")
+    ('2021-05-03 (May 3, 2021) — Signed May 3, 2021.', '2021-05-03')
+    """
+    if not value:
+        return answer, value
+    new = in_asked_unit(value, question) if kind == "number" else \
+        in_asked_format(value, question) if kind == "date" else None
+    if not new:
+        return answer, value
+    shown = answer.replace(value, f"{new} ({value})", 1) if value in answer \
+        else f"{new} — {answer}"
+    return shown, new
 
 
 def doc_name_words(words: list[str], filename: str) -> set[str]:

@@ -135,6 +135,36 @@ def date_near(sentence: str, kw: set[str], plan: QueryPlan) -> str | None:
     return min(found, key=lambda m: min(abs(m.start() - a) for a in anchors)).group(0)
 
 
+_ISO_ASKED = re.compile(r"\byyyy-mm-dd\b", re.I)
+_DATE_FORMS = ("%B %d, %Y", "%B %d %Y", "%d %B %Y", "%b %d, %Y", "%b %d %Y", "%d %b %Y",
+               "%b. %d, %Y", "%m/%d/%Y")
+
+
+def has_date(sentence: str) -> bool:
+    """Whether ``sentence`` holds a full date (a month and a year at least)."""
+    return any(not re.fullmatch(r"(?:19|20)\d\d", m.group(0)) for m in _DATE.finditer(sentence))
+
+
+def in_asked_format(value: str, question: str) -> str | None:
+    """A date restated in the form the question asks for ("Format the date as YYYY-MM-DD").
+
+    >>> in_asked_format("February 8, 2021", "Format the date on page 14 as YYYY-MM-DD.")
+    '2021-02-08'
+    >>> in_asked_format("2021", "Format the date as YYYY-MM-DD.") is None
+    True
+    """
+    if not _ISO_ASKED.search(question):
+        return None
+    from datetime import datetime
+
+    for form in _DATE_FORMS:
+        try:
+            return datetime.strptime(value.strip(), form).date().isoformat()
+        except ValueError:
+            continue
+    return None
+
+
 def name_near(sentence: str, question: str) -> str | None:
     """A capitalised name the question does not already say: the one after "by",
     "Justice", "Dr." and such first, else the first one past the sentence's opening word.
@@ -234,4 +264,4 @@ def value_span(sentence: str, a: Ask, kw: set[str], plan: QueryPlan) -> str | No
     return None
 
 
-__all__ = ["analyze", "date_near", "name_near", "number_near", "states_value", "value_span"]
+__all__ = ["analyze", "date_near", "has_date", "in_asked_format", "name_near", "number_near", "states_value", "value_span"]
