@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from docray.engine.model import Cell, TableContent
 from docray.engine.parse.content_list import table_to_html
 
-from .text import Box, Span, median, union
+from .text import Box, Span, absorb_marks, median, union
 
 log = logging.getLogger(__name__)
 
@@ -193,13 +193,76 @@ def _beside_prose(body: list[list[Span]], label_edge: float) -> float | None:
     return cut if len(labels) >= 2 and named >= 0.8 * len(labels) else None
 
 
+def _side_by_side(body: list[list[Span]], cols) -> float | None:
+    """Where a second table starts beside the first, if one does.
+
+    A long list is often set as two tables side by side ("Alabama 11 | Nebraska 5": a
+    10-K's stores by state). Read as one table, the second one's labels sat in no column
+    and joined the first one's ("Alabama Nebraska"). The second table's labels are words
+    that start at one x, right of an amount column and left of another, in most rows, and
+    nearly all differ (a column of ratings or "Yes" repeats; a list of names does not)."""
+    if len(cols) < 2 or len(body) < 4:
+        return None
+    em = max(s.size for r in body for s in r)
+    starts = [s for r in body for s in r[1:] if not is_value(s.text) and s.x0 > cols[0][1]
+              and re.search(r"[A-Za-z]{3}", s.text)]
+    if len(starts) < 0.6 * len(body):
+        return None
+    x = median(s.x0 for s in starts)
+    aligned = [s for s in starts if abs(s.x0 - x) < em]
+    if len(aligned) < 0.6 * len(body) or len({s.text.strip().lower() for s in aligned}) < \
+            0.8 * len(aligned):
+        return None
+    if sum(bool(re.search(r"\d", s.text)) for s in aligned) > 0.2 * len(aligned):
+        return None  # "3 - 11 years": a column of the table, not labels
+    split = min(s.x0 for s in aligned) - 1
+    # the same shape on both sides: as many amount columns, and labels first on the left
+    if sum(hi < split for _, hi in cols) != sum(lo > split for lo, _ in cols):
+        return None
+    lefts = [r[0] for r in body if r[0].x1 < split]
+    if sum(not is_value(s.text) and bool(re.search(r"[A-Za-z]{3}", s.text)) and
+           not re.search(r"\d", s.text) for s in lefts) < 0.6 * len(body):
+        return None
+    return split
+
+
+def _stacked(left: list[FoundTable], right: list[FoundTable]) -> list[FoundTable]:
+    """Two tables side by side under the same header are one list set in two columns:
+    one table, the right one's rows after the left one's (its "Total" row comes last)."""
+    if len(left) != 1 or len(right) != 1:
+        return left + right
+    a, b = left[0].content, right[0].content
+    ga, gb = a.grid(), b.grid()
+    if len(ga[0]) != len(gb[0]) or a.header_rows != b.header_rows or \
+            ga[:a.header_rows] != gb[:b.header_rows]:
+        return left + right
+    rows = a.rows + b.rows[b.header_rows:]
+    content = make_content(rows, header_rows=a.header_rows, header_cols=1)
+    return [FoundTable(union([left[0].box, right[0].box]), content,
+                       left[0].used | right[0].used)]
+
+
 def find_borderless(spans: list[Span]) -> list[FoundTable]:
+    spans, origin = absorb_marks(spans)
+    found = _borderless(spans)
+    for t in found:
+        t.used = {i for u in t.used for i in origin.get(u, (u,))}
+    return found
+
+
+def _borderless(spans: list[Span]) -> list[FoundTable]:
     rows = group_rows(spans)
     found = []
     for a, b in _regions(rows):
         body = rows[a:b + 1]
         cols = _columns(body)
         if not cols:
+            continue
+        split = _side_by_side(body, cols)
+        if split is not None:  # two tables side by side: each read on its own
+            near = [s for r in rows[max(0, a - 4):b + 1] for s in r]
+            found += _stacked(_borderless([s for s in near if s.x0 < split]),
+                              _borderless([s for s in near if s.x0 >= split]))
             continue
         label_edge = cols[0][0] - 1.5 * max(s.size for s in body[0])
         cut = _beside_prose(body, label_edge)

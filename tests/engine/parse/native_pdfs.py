@@ -232,6 +232,48 @@ def cash_flow_pdf(tmp_path: Path):
 
 
 @pytest.fixture
+def side_by_side_pdf(tmp_path: Path):
+    """A 10-K's stores by state: one list set as two tables side by side under the same
+    head ("U.S. Stores" with a raised "(1)"), the total at the foot of the right one; below
+    it, a table whose text column ("3 - 11 years") sits between amount columns."""
+    from reportlab.pdfgen import canvas
+
+    path = tmp_path / "side_by_side.pdf"
+    c = canvas.Canvas(str(path), pagesize=(W, H))
+    left = [("Alabama", "11"), ("Alaska", "2"), ("Arizona", "22"), ("Arkansas", "7"),
+            ("California", "133")]
+    right = [("Nebraska", "5"), ("Nevada", "9"), ("New Hampshire", "6"), ("New Jersey", "26"),
+             ("Total Domestic store count", "978")]
+    for x0, x1 in ((30, 280), (320, 570)):
+        c.setFont("Helvetica-Bold", 7)
+        c.drawRightString(x1 - 8, H - 100, "U.S. Stores")
+        c.setFont("Helvetica", 5.5)
+        c.drawString(x1 - 7.5, H - 98, "(1)")
+    c.setFont("Helvetica", 7)
+    for k, ((a, av), (b, bv)) in enumerate(zip(left, right)):
+        y = H - 112 - 10 * k
+        c.drawString(30, y, a)
+        c.drawRightString(272, y, av)
+        c.drawString(320, y, b)
+        c.drawRightString(562, y, bv)
+    c.setFont("Helvetica", 7)
+    c.drawString(30, H - 200, "Intangible assets were as follows:")
+    rows = [("Internally-developed franchises", "3 - 11 years", "1,154", "(1,105)", "49"),
+            ("Developed software", "2 - 5 years", "601", "(579)", "22"),
+            ("Trade names", "7 - 10 years", "54", "(30)", "24"),
+            ("Customer base", "2 years", "617", "(617)", "—")]
+    for k, (label, life, *values) in enumerate(rows):
+        y = H - 220 - 10 * k
+        c.drawString(30, y, label)
+        c.drawString(200, y, life)
+        for j, v in enumerate(values):
+            c.drawRightString(340 + 70 * j, y, v)
+    c.showPage()
+    c.save()
+    return path
+
+
+@pytest.fixture
 def tight_columns_pdf(tmp_path: Path):
     """GS's small-print schedules: amount columns 0.55 em apart (under the 1.1 em that
     splits words), some with a "$" before the figure."""

@@ -144,6 +144,26 @@ def test_figures_half_an_em_apart_are_separate_cells(tight_columns_pdf):
     assert find_cell(tc, "Minimum rental payments", "2019") == "520"
 
 
+def test_two_tables_side_by_side_are_one_list_and_a_footnote_mark_no_column(
+        side_by_side_pdf):
+    """"Alabama 11 | Nebraska 5" is two rows of one list, not one row "Alabama Nebraska";
+    the raised "(1)" stays with its head; a text column between amounts ("3 - 11 years")
+    keeps its table whole."""
+    tables = [u.table for u in _parse(side_by_side_pdf).units if u.modality == "table"]
+    assert len(tables) == 2
+    stores, assets = tables
+    grid = stores.grid()
+    assert grid[0] == ["", "U.S. Stores(1)"]
+    assert [r[0] for r in grid[1:]] == ["Alabama", "Alaska", "Arizona", "Arkansas", "California",
+                                        "Nebraska", "Nevada", "New Hampshire", "New Jersey",
+                                        "Total Domestic store count"]
+    assert find_cell(stores, "Total Domestic store count", "U.S. Stores") == "978"
+    assert find_cell(stores, "Nebraska", "U.S. Stores") == "5"
+    rows = {r[0].split(" ")[0]: r[1:] for r in assets.grid()}  # (the life joins its label)
+    assert rows["Internally-developed"] == ["1,154", "(1,105)", "49"]
+    assert rows["Trade"] == ["54", "(30)", "24"]
+
+
 def test_figure_with_caption_ocr_text_and_crop(figure_pdf, tmp_path):
     path, drawn = figure_pdf
     store = ArtifactStore(tmp_path / "artifacts")
