@@ -25,7 +25,6 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 _WORD = re.compile(r"[A-Za-z]{5,}")
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 @functools.lru_cache(maxsize=1)
@@ -44,19 +43,33 @@ def english_words() -> frozenset[str]:
     return frozenset(w for w in lines if w.isalpha() and w.islower())
 
 
-def _edits(word: str) -> set[str]:
-    """The words one edit away from ``word`` whose edit is not at its last letter."""
-    out = set()
-    n = len(word)
-    for i in range(n):
-        last = i >= n - 1
-        if not last:
-            out.add(word[:i] + word[i + 1:])  # a letter dropped
-            out.add(word[:i] + word[i + 1] + word[i] + word[i + 2:])  # two swapped
-            out.update(word[:i] + c + word[i:] for c in _LETTERS)  # a letter added
-            out.update(word[:i] + c + word[i + 1:] for c in _LETTERS)  # one changed
-    out.discard(word)
-    return out
+def one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance of at most one (substitution, insertion, deletion or
+    adjacent transposition).
+
+    >>> [one_edit("neflix", "netflix"), one_edit("netfilx", "netflix"), one_edit("ab", "ba")]
+    [True, True, True]
+    >>> one_edit("boeing", "bring")
+    False
+    """
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i:i + 2] == b[i:i + 2][::-1]
+                                          and a[i + 2:] == b[i + 2:])
+    long, short = (a, b) if len(a) > len(b) else (b, a)
+    return long[i + 1:] == short[i:]
+
+
+def _at_end(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ only in their last letter (changed, dropped or one
+    added): an inflection ("tweets", "tweet"; "expensed", "expense"), not a typo."""
+    return a[:-1] == b[:-1] or a[:-1] == b or b[:-1] == a
 
 
 class Respeller:
@@ -71,7 +84,8 @@ class Respeller:
         low = word.lower()
         if not self.english or low in self.vocab or low in self.english:
             return None
-        near = [w for w in _edits(low) if w in self.vocab and len(w) >= 5]
+        near = [w for w in self.vocab if len(w) >= 5 and abs(len(w) - len(low)) <= 1
+                and one_edit(low, w) and not _at_end(low, w)]
         if not near:
             return None
         best = max(near, key=lambda w: (self.vocab[w], w))

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from functools import cached_property
 
 from docray.engine.retrieve.query import STOP
-from docray.engine.synthesize.respell import english_words
+from docray.engine.synthesize.respell import english_words, one_edit
 
 # Words that are capitalised in questions without naming anything in the document.
 _GENERIC = frozenset("""according among answer anwser assume enumerate format here list page
@@ -78,29 +78,6 @@ def specific_terms(question: str) -> list[str]:
         elif has_alpha and not shouting and len(tok) > 2 and i > 0 and tok[0].isupper():
             out.setdefault(t)
     return list(out)
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """Damerau-Levenshtein distance of at most one (substitution, insertion, deletion or
-    adjacent transposition).
-
-    >>> [_one_edit("neflix", "netflix"), _one_edit("netfilx", "netflix"), _one_edit("ab", "ba")]
-    [True, True, True]
-    >>> _one_edit("boeing", "bring")
-    False
-    """
-    if a == b:
-        return True
-    if abs(len(a) - len(b)) > 1:
-        return False
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
-    if len(a) == len(b):
-        return a[i + 1:] == b[i + 1:] or (a[i:i + 2] == b[i:i + 2][::-1]
-                                          and a[i + 2:] == b[i + 2:])
-    long, short = (a, b) if len(a) > len(b) else (b, a)
-    return long[i + 1:] == short[i:]
 
 
 def _number(word: str) -> int:
@@ -166,7 +143,7 @@ class Vocabulary:
         # five letters are few to judge by: only a word that is no English word ("Kelir")
         long = len(term) >= 6 or (len(term) == 5 and term not in english_words())
         return term.isalpha() and long and any(
-            _one_edit(term, w) for w in self.words
+            one_edit(term, w) for w in self.words
             if w[:2] == term[:2] and abs(len(w) - len(term)) <= 1 and len(w) >= 5)
 
     def resolves(self, kind: str, number: int) -> bool:

@@ -7,6 +7,7 @@ the sentence.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from docray.engine.retrieve.query import QueryPlan, analyze, years
 from docray.engine.synthesize.asks import Ask, ask, combine, fmt, ordered
@@ -155,8 +156,6 @@ def in_asked_format(value: str, question: str) -> str | None:
     """
     if not _ISO_ASKED.search(question):
         return None
-    from datetime import datetime
-
     for form in _DATE_FORMS:
         try:
             return datetime.strptime(value.strip(), form).date().isoformat()
@@ -264,4 +263,5 @@ def value_span(sentence: str, a: Ask, kw: set[str], plan: QueryPlan) -> str | No
     return None
 
 
-__all__ = ["analyze", "date_near", "has_date", "in_asked_format", "name_near", "number_near", "states_value", "value_span"]
+__all__ = ["analyze", "date_near", "has_date", "in_asked_format", "name_near", "number_near",
+           "states_value", "value_span"]

@@ -193,6 +193,13 @@ def _beside_prose(body: list[list[Span]], label_edge: float) -> float | None:
     return cut if len(labels) >= 2 and named >= 0.8 * len(labels) else None
 
 
+def _wordy(text: str, digits: bool = True) -> bool:
+    """A label rather than an amount: a word of three letters, and (``digits=False``) no
+    digit at all."""
+    return not is_value(text) and bool(re.search(r"[A-Za-z]{3}", text)) and \
+        (digits or not re.search(r"\d", text))
+
+
 def _side_by_side(body: list[list[Span]], cols) -> float | None:
     """Where a second table starts beside the first, if one does.
 
@@ -204,8 +211,7 @@ def _side_by_side(body: list[list[Span]], cols) -> float | None:
     if len(cols) < 2 or len(body) < 4:
         return None
     em = max(s.size for r in body for s in r)
-    starts = [s for r in body for s in r[1:] if not is_value(s.text) and s.x0 > cols[0][1]
-              and re.search(r"[A-Za-z]{3}", s.text)]
+    starts = [s for r in body for s in r[1:] if s.x0 > cols[0][1] and _wordy(s.text)]
     if len(starts) < 0.6 * len(body):
         return None
     x = median(s.x0 for s in starts)
@@ -213,15 +219,14 @@ def _side_by_side(body: list[list[Span]], cols) -> float | None:
     if len(aligned) < 0.6 * len(body) or len({s.text.strip().lower() for s in aligned}) < \
             0.8 * len(aligned):
         return None
-    if sum(bool(re.search(r"\d", s.text)) for s in aligned) > 0.2 * len(aligned):
+    if sum(not _wordy(s.text, digits=False) for s in aligned) > 0.2 * len(aligned):
         return None  # "3 - 11 years": a column of the table, not labels
     split = min(s.x0 for s in aligned) - 1
     # the same shape on both sides: as many amount columns, and labels first on the left
     if sum(hi < split for _, hi in cols) != sum(lo > split for lo, _ in cols):
         return None
     lefts = [r[0] for r in body if r[0].x1 < split]
-    if sum(not is_value(s.text) and bool(re.search(r"[A-Za-z]{3}", s.text)) and
-           not re.search(r"\d", s.text) for s in lefts) < 0.6 * len(body):
+    if sum(_wordy(s.text, digits=False) for s in lefts) < 0.6 * len(body):
         return None
     return split
 

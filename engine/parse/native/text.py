@@ -300,23 +300,19 @@ def absorb_marks(spans: list[Span]) -> tuple[list[Span], dict[int, tuple[int, in
     alone, a mark reads as an amount and made a column of its own. Returns the spans and,
     for each joined span, the ids of the two it replaces."""
     marks = [m for m in spans if _MARK.match(m.text.strip())]
-    if not marks:
-        return spans, {}
     words = sorted((s for s in spans if re.search(r"[A-Za-z]", s.text)), key=lambda s: s.x1)
-    joined: dict[int, Span] = {}
-    into: dict[int, Span] = {}
+    joined: dict[int, Span] = {}  # id of the host word → the word with its mark
+    origin: dict[int, tuple[int, int]] = {}
     for m in marks:
         host = next((w for w in words if 0 <= m.x0 - w.x1 < 0.5 * w.size and m.size < 0.9 * w.size
                      and m.y0 < w.y1 and w.y0 < m.y1 and id(w) not in joined), None)
         if host is not None:
             joined[id(host)] = replace(host, x1=m.x1, text=host.text + m.text)
-            into[id(m)] = host
+            origin[id(joined[id(host)])] = (id(host), id(m))
     if not joined:
         return spans, {}
-    out = [joined.get(id(s), s) for s in spans if id(s) not in into]
-    origin = {id(joined[id(h)]): (id(h), id(m)) for m_id, h in into.items()
-              for m in spans if id(m) == m_id}
-    return out, origin
+    absorbed = {m for _, m in origin.values()}
+    return [joined.get(id(s), s) for s in spans if id(s) not in absorbed], origin
 
 
 # ---------------------------------------------------------------- reading order
