@@ -76,17 +76,27 @@ def make_answerer(cfg: DocrayConfig, encoder=None, artifacts=None, chunk_tokens=
     return ExtractiveAnswerer(s.abstain_threshold, encoder, spans, s.unsupported_weight, tables)
 
 
-def single_thread_blas() -> None:
-    """One BLAS thread per call in a process that runs the query path in-process.
+def single_thread_math() -> None:
+    """One BLAS thread and one torch intra-op thread per call in a process that runs the
+    query path in-process.
 
     The generators run on concurrent threads, and milvus-lite's embedded engine (faiss, with
     an OpenMP OpenBLAS) searches on its own; with a thread pool per BLAS call, idle pool
     threads spin between calls. On 2 cores that cost ~120 ms of CPU per open query
-    (361 -> 246 ms, p95 261 -> 228 ms, same 100 questions, same run).
+    (361 -> 246 ms, p95 261 -> 228 ms, same 100 questions, same run). The query encoder's
+    forward pass (one short question) is no faster on two torch threads than on one, and
+    costs twice the CPU: 20-23 against 11-13 ms per question (100 questions, one process,
+    interleaved). Serve replicas already run one thread (Ray sets ``OMP_NUM_THREADS``), so
+    with this the in-process engine also rounds its bf16 query vectors as they do.
     """
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, user_api="blas")
+    try:
+        import torch
+    except ImportError:  # an install without torch runs no local encoder
+        return
+    torch.set_num_threads(1)
 
 
 def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
@@ -97,7 +107,7 @@ def build_parts(cfg: DocrayConfig, stores, encoder=None) -> Parts:
     from docray.engine.retrieve.graph_walk import GraphWalker
     from docray.engine.retrieve.pages import page_query_encoder, page_searcher
 
-    single_thread_blas()
+    single_thread_math()
     encoder = encoder or get_text_encoder(cfg.embed.text)
 
     @lru_cache(maxsize=4096)

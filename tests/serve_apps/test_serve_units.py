@@ -115,20 +115,28 @@ def test_direct_ingress_takes_the_app_port_only_when_throughput_optimized(monkey
     assert DIRECT_PORT_ENV[0] not in ray_serve_env(two, 8123)
 
 
-def test_milvus_server_and_in_process_query_use_one_blas_thread(monkeypatch, tmp_path):
+def test_milvus_server_and_in_process_query_run_one_math_thread(monkeypatch, tmp_path):
+    import torch
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from docray.serve_apps.milvus_server import MilvusLiteServer
-    from docray.engine.retrieve.parts import single_thread_blas
+    from docray.engine.retrieve.parts import single_thread_math
 
     monkeypatch.setenv("OMP_NUM_THREADS", "8")
     env = MilvusLiteServer(tmp_path / "m.db", 1, threads=1)._env()
     assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
     assert MilvusLiteServer(tmp_path / "m.db", 1, threads=3)._env()["OMP_NUM_THREADS"] == "3"
     assert ServeSettings().milvus_threads == 1
-    with threadpool_limits(2, user_api="blas"):  # restored on exit, whatever it sets
-        single_thread_blas()
-        assert {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"} == {1}
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with threadpool_limits(2, user_api="blas"):  # restored on exit, whatever it sets
+            single_thread_math()
+            assert {i["num_threads"] for i in threadpool_info()
+                    if i["user_api"] == "blas"} == {1}
+            assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
 
 
 # -- services over a copy of the sample data --------------------------------------------
