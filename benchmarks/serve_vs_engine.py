@@ -8,6 +8,10 @@ Per level: the CPU seconds per answered request of every process by role (psutil
 ``cpu_times`` deltas: client, proxy, ingress, each stage replica, milvus-lite, Ray's own),
 and the replica counts over the run. Before the load, the first ``--check`` questions are
 asked both ways and their evidence compared (serving must not change the ranking).
+``--settle S``: each level first runs S seconds at its concurrency unmeasured, on both
+paths (steady state: the replicas the autoscaler adds for that load are up before the
+measured window; their start-up, a process and its imports, is not in it). 0 (default)
+measures from the first request of the level.
 
     python benchmarks/serve_vs_engine.py --data .bench/serve --workspace bench
 
@@ -153,6 +157,7 @@ async def engine_phase(args) -> dict:
 
     cfg = config_from_dict({"paths": {"data_dir": str(args.data), "workspace": args.workspace}})
     session = Session(cfg=cfg)
+    session.warm()  # as the served Synthesis replica does at start
     questions = qa_questions(args.questions, args.n_questions)
     try:
         check = [evidence_key(await session.ask(q["question"], args.workspace, q["doc"]))
@@ -161,6 +166,8 @@ async def engine_phase(args) -> dict:
             await session.ask(q["question"], args.workspace, q["doc"])
         levels, cursor = [], [0]
         for n in args.levels:
+            if args.settle:
+                await _engine_level(session, args.workspace, questions, n, args.settle, cursor)
             levels.append(await _engine_level(session, args.workspace, questions, n,
                                               args.seconds, cursor))
             print(json.dumps({"engine": levels[-1]}), file=sys.stderr, flush=True)
@@ -247,6 +254,9 @@ def served_phase(args) -> dict:
             asyncio.run(_ask(url, q))
         cursor = [0]
         for n in args.levels:
+            if args.settle:
+                asyncio.run(_served_level(url, questions, n, args.settle, cursor,
+                                          args.client_timeout))
             a = cpu.snapshot()
             start = time.time() - t0
             lv = asyncio.run(_served_level(url, questions, n, args.seconds, cursor,
@@ -318,6 +328,8 @@ def main() -> None:
     ap.add_argument("--serve-config", default="configs/serve/load.yaml")
     ap.add_argument("--levels", default="1,8,32", type=lambda s: [int(x) for x in s.split(",")])
     ap.add_argument("--seconds", type=float, default=20.0, help="closed loop per level")
+    ap.add_argument("--settle", type=float, default=0.0,
+                    help="seconds of unmeasured load at each level before it is measured")
     ap.add_argument("--pause", type=float, default=3.0, help="idle between served levels")
     ap.add_argument("--warmup", type=int, default=20, help="questions asked before the load")
     ap.add_argument("--check", type=int, default=10, help="questions compared both ways")
@@ -345,6 +357,7 @@ def main() -> None:
     differ = [{"engine": a, "served": b} for (a, b), ok in zip(pairs, same) if not ok][:3]
     result = {"data": str(args.data), "workspace": args.workspace,
               "serve_config": args.serve_config, "seconds": args.seconds,
+              "settle": args.settle,
               "questions": len(qa_questions(args.questions, args.n_questions)),
               "machine": machine(), "engine": engine, "served": served, "ratio": ratio,
               "evidence_equal": {"checked": len(same), "equal": sum(same), "differ": differ}}

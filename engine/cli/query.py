@@ -24,6 +24,14 @@ class Session:
         self.stores = Stores.open(self.cfg)
         self.engine = QueryEngine(self.cfg, build_parts(self.cfg, self.stores))
 
+    def warm(self, workspace: Optional[str] = None) -> int:
+        """Read the workspace's statements (every table row under a year column, per
+        document) now, before a batch's first question, as the Serve Synthesis replica does
+        at start; otherwise each document's first question pays it (17 ms median, 190 ms
+        for a 230-page 10-K). Returns how many documents were read."""
+        tables = getattr(self.engine.p.answerer, "tables", None)
+        return tables.warm(workspace or self.cfg.paths.workspace) if tables is not None else 0
+
     def resolve_doc(self, workspace: str, ref: Optional[str]) -> Optional[list[str]]:
         from docray.engine.errors import BadInput
 
@@ -74,6 +82,7 @@ def run_query(question: Optional[str], questions: Optional[Path], config: Option
 async def _batch(session: Session, path: Path, workspace, mode: str, top_k: int) -> None:
     from docray.engine.errors import BadInput
 
+    session.warm(workspace)
     for n, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
             continue

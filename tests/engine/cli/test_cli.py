@@ -54,8 +54,14 @@ def test_ingest_then_batch_query_in_order(samples, tmp_path, monkeypatch):
     qs = [{"id": f"q{i}", "question": q} for i, q in enumerate(QUESTIONS)]
     qs.append({"id": "none", "question": "What is the airspeed of an unladen swallow?"})
     qfile.write_text("\n".join(json.dumps(q) for q in qs))
+    from docray.engine.synthesize.statements import DocTables
+
+    read, warm = [], DocTables.warm
+    monkeypatch.setattr(DocTables, "warm", lambda self, ws: read.append(
+        (ws, warm(self, ws), len(self._docs))) or read[-1][1])
     res = runner.invoke(app, ["query", "--questions", str(qfile), "--json"])
     assert res.exit_code == 0, res.output
+    assert read == [("default", 1, 1)]  # the report's tables, read before the first question
     rows = [json.loads(line) for line in res.output.strip().splitlines()]
     assert [r["id"] for r in rows] == [q["id"] for q in qs]
     capex = rows[0]
