@@ -44,6 +44,11 @@ _PATTERNS = (
     ("difference", re.compile(r"\bhow (?:much|many) (?:more|higher|less|lower|greater|fewer|"
                               r"larger|smaller)\b(?: \w+)?? (?:is|are|was|were|did|does|do) "
                               r"(?:the )?(?P<a>.+?) than (?:the )?(?P<b>.+)", re.I)),
+    # a yes/no comparison: "did ABIOMED outperform the Nasdaq Composite Index?"
+    ("compare", re.compile(r"^\W*(?:did|does|do|is|was|were|are|has|have) (?:the )?(?P<a>.+?) "
+                           r"(?:outperform(?:ed)?|beat|exceed(?:ed)?|(?:do|perform)(?:ed)? "
+                           r"better than|(?:higher|greater|larger|more) than) (?:the )?"
+                           r"(?P<b>.+)", re.I)),
 )
 # "in 2019", "for fiscal 2018", "as of December 2016", "for Adobe": not part of a term
 _TRAIL = re.compile(r"\s+(?:(?:in|for|of|at|during|as of|at the end of)\s+(?:the\s+)?(?:fiscal\s+"
@@ -58,7 +63,7 @@ _STOP = STOP - {"total"}  # "total" says which row (and column) is meant
 
 @dataclass
 class PairAsk:
-    op: str  # sum, difference, share (first as a percent of second) or ratio
+    op: str  # sum, difference, share (first as a percent of second), ratio or compare (yes/no)
     first: str
     second: str
 
@@ -109,6 +114,16 @@ def _match(term: set[str], label: str) -> float:
     return hit / (len(term) * len(own)) ** 0.5
 
 
+def _fit(term: set[str], label: str) -> float:
+    """How well a row (or column) label names the term: the match of its own part (after
+    the section's "Segment: "), then of the whole label, then the share of the term's words
+    it says ("Nasdaq Medical Equipment SIC Code 3840-3849" for "nasdaq medical equipment
+    index" over "Nasdaq Composite Index")."""
+    own = _match(term, label.split(": ", 1)[-1])
+    said = len(term & _terms(label)) / len(term) if own else 0.0
+    return own + 0.25 * _match(term, label) + 0.2 * said
+
+
 def combine_pair(op: str, a: float, b: float) -> float | None:
     """``a`` op ``b``, through :func:`asks.combine` (whose change and ratio read the later
     of two values over the earlier: here ``b`` comes first).
@@ -119,6 +134,8 @@ def combine_pair(op: str, a: float, b: float) -> float | None:
     if op == "share":
         ratio = combine("ratio", [b, a])
         return None if ratio is None else ratio * 100
+    if op == "compare":  # > 0: the first is the higher
+        return a - b
     return combine({"difference": "change"}.get(op, op), [b, a])
 
 
@@ -163,7 +180,7 @@ def pair_cell(table: TableContent, p: PairAsk, question: str, years: list[str],
     dated = bool(years) and any(_YEAR_IN.search(lab) for _, lab in cols)
 
     def best(labels, term, need_year=False):
-        scored = [(_match(term, lab.split(": ", 1)[-1]) + 0.25 * _match(term, lab), i, lab)
+        scored = [(_fit(term, lab), i, lab)
                   for i, lab in labels if not need_year or any(y in lab for y in years)]
         return max(scored, default=(0.0, -1, ""))
 
@@ -175,8 +192,11 @@ def pair_cell(table: TableContent, p: PairAsk, question: str, years: list[str],
     if ra[0] and rb[0] and ra[1] != rb[1]:
         # the question's words the two rows do not say pick the column ("total", a year)
         context = _terms(question) - _terms(ra[2]) - _terms(rb[2])
-        c = _pick(cols[1:], context, years, lambda c: value(ra[1], c) is not None
-                  and value(rb[1], c) is not None)
+        both = [c for c, _ in cols[1:] if value(ra[1], c) is not None
+                and value(rb[1], c) is not None]
+        c = _pick(cols[1:], context, years, lambda c: c in both)
+        if p.op == "compare" and not years and both:
+            c = both[-1]  # compared at the end of the period the table covers
         if c is None:
             return None
         (sa, ia, la), (sb, ib, lb) = ra, rb
@@ -200,8 +220,11 @@ def pair_cell(table: TableContent, p: PairAsk, question: str, years: list[str],
     scale = table_scale([caption] + [c for row in grid[:n_head] for c in row])
     unit = "%" if p.op == "share" else (f" {scale}" if scale and p.op in ("sum", "difference")
                                         else "")
-    shown = f"{fmt(result)}{unit}"
     line = f"{la}: {fmt(va)}; {lb}: {fmt(vb)}" + (f" ({where})" if where else "")
+    if p.op == "compare":
+        shown = "Yes" if result > 0 else "No"
+        return PairHit(shown, f"{shown} ({line})", line, min(1.0, (sa * sb) ** 0.5) * undated)
+    shown = f"{fmt(result)}{unit}"
     return PairHit(shown, f"{shown} ({p.op} of {line})", line,
                    min(1.0, (sa * sb) ** 0.5) * undated)
 

@@ -158,3 +158,42 @@ def test_a_schedule_year_as_a_share_of_its_total():
 def test_a_schedule_share_needs_the_whole_named_nearby():
     q = "What percentage of future purchase obligations are due in 2018?"
     assert schedule_share(_rentals(), pair_ask(q), ["2018"], "Rental payments by year") is None
+
+
+def _returns() -> TableContent:
+    """A performance graph's table: cumulative total return per index, one column a year."""
+    return TableContent(rows=[
+        [_h(""), _h("3/31/2007"), _h("3/31/2008"), _h("3/31/2012")],
+        [_c("ABIOMED, Inc"), _c("100"), _c("96.19"), _c("162.45")],
+        [_c("Nasdaq Composite Index"), _c("100"), _c("94.11"), _c("127.66")],
+        [_c("Nasdaq Medical Equipment SIC Code 3840-3849"), _c("100"), _c("82.91"), _c("74.40")],
+        [_c("Peer Group"), _c("100"), _c("120.00"), _c("190.00")],
+    ], header_rows=1)
+
+
+@pytest.mark.parametrize("q, first, second", [
+    ("did abiomed outperform the nasdaq composite index?", "abiomed", "nasdaq composite index"),
+    ("Does the peer group perform better than ABIOMED?", "peer group", "ABIOMED"),
+    ("Was the Nasdaq Composite Index higher than the peer group?", "Nasdaq Composite Index",
+     "peer group"),
+])
+def test_yes_no_comparisons_name_both_terms(q, first, second):
+    assert pair_ask(q) == PairAsk("compare", first, second)
+
+
+@pytest.mark.parametrize("q, yes, row", [
+    ("did abiomed outperform the nasdaq medical equipment index?", "Yes",
+     "Nasdaq Medical Equipment SIC Code 3840-3849: 74.40"),  # the row saying more of the term
+    ("did abiomed outperform the nasdaq composite index?", "Yes", "Nasdaq Composite Index: 127.7"),
+    ("Did ABIOMED outperform the peer group?", "No", "Peer Group: 190"),
+])
+def test_a_comparison_is_answered_yes_or_no_at_the_last_column(q, yes, row):
+    a = asyncio.run(ExtractiveAnswerer(0.05).answer(q, [_passage(_returns())]))
+    assert a.value == yes and row in a.answer and "(3/31/2012)" in a.answer
+    assert not a.abstained
+
+
+def test_a_comparison_in_a_year_uses_that_years_column():
+    q = "Did ABIOMED outperform the Nasdaq Composite Index in 2008?"
+    hit = pair_cell(_returns(), pair_ask(q), q, ["2008"])
+    assert hit.value == "Yes" and "96.19" in hit.answer and "94.11" in hit.answer
