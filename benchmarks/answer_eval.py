@@ -127,6 +127,34 @@ def stats(part: list[dict], t: float) -> dict:
             "false_abstention_rate": _pct([r["confidence"] < t for r in ans])}
 
 
+def split_gap(rows: list[dict], t: float, draws: int = 2000, seed: int = 0) -> dict:
+    """How far apart two halves' accuracy falls by chance: the dev-test gap of these answers
+    (points), beside the absolute gap between two random halves of the same answerable
+    questions over ``draws`` halvings (median, 95th percentile, and the share at least as
+    large as the dev-test one). A gap inside that spread is no sign of tuning to dev.
+
+    >>> rows = [{"unanswerable": False, "correct": i % 2 == 0, "confidence": 1.0,
+    ...          "dev": i < 50} for i in range(100)]
+    >>> split_gap(rows, 0.5, draws=200)["dev_minus_test"]
+    0.0
+    """
+    ans = [r for r in rows if not r["unanswerable"]]
+    ok = np.array([r["correct"] and r["confidence"] >= t for r in ans], float)
+    dev = np.array([r["dev"] for r in ans])
+    gap = 100 * (ok[dev].mean() - ok[~dev].mean()) if dev.any() and (~dev).any() else 0.0
+    rng = np.random.default_rng(seed)
+    half = len(ok) // 2
+    gaps = []
+    for _ in range(draws):
+        order = rng.permutation(len(ok))
+        gaps.append(abs(100 * (ok[order[:half]].mean() - ok[order[half:]].mean())))
+    gaps = np.array(gaps)
+    return {"dev_minus_test": round(float(gap), 1), "draws": draws,
+            "random_halves_median": round(float(np.median(gaps)), 1),
+            "random_halves_p95": round(float(np.percentile(gaps, 95)), 1),
+            "share_at_least_as_large": round(float((gaps >= abs(gap) - 1e-9).mean()), 3)}
+
+
 def score_answers(rows: list[dict], max_false: float = MAX_FALSE_ABSTAIN) -> dict:
     from docray.engine.synthesize.abstain import calibrate
 
@@ -139,7 +167,7 @@ def score_answers(rows: list[dict], max_false: float = MAX_FALSE_ABSTAIN) -> dic
     lat = np.array([r["latency_s"] for r in rows] or [0.0]) * 1000
     return {"threshold": round(float(t), 4), "max_false_abstain_dev": max_false,
             "dev": stats(dev, t), "test": stats([r for r in rows if not r["dev"]], t),
-            "all": stats(rows, t),
+            "all": stats(rows, t), "split_gap": split_gap(rows, t),
             "by_modality": {m: stats(v, t) for m, v in sorted(by_mod.items())},
             "latency_ms": {"p50": round(float(np.percentile(lat, 50)), 1),
                            "p95": round(float(np.percentile(lat, 95)), 1),
@@ -166,6 +194,13 @@ def answers_markdown(a: dict, title: str = "hybrid, closed, extractive") -> list
                      f"{s.get('exact_match', '–')} | "
                      f"{s['answer_accuracy_ignoring_abstention']} | {s['abstain_recall']} | "
                      f"{s['abstain_precision']} | {s['false_abstention_rate']} |")
+    g = a.get("split_gap")
+    if g:
+        lines += ["", f"Dev - test accuracy gap: {g['dev_minus_test']} points. Two random halves "
+                  f"of the same answers ({g['draws']} halvings) differ by {g['random_halves_median']}"
+                  f" points at the median and {g['random_halves_p95']} at the 95th percentile; "
+                  f"{100 * g['share_at_least_as_large']:.1f}% of halvings differ by as much "
+                  "as dev and test."]
     lines += ["", "| modality | n | unanswerable | accuracy | exact match | abstain recall | "
               "false abstentions |", "|---|---|---|---|---|---|---|"]
     for mod, m in a["by_modality"].items():
