@@ -194,9 +194,9 @@ def pair_cell(table: TableContent, p: PairAsk, question: str, years: list[str],
         context = _terms(question) - _terms(ra[2]) - _terms(rb[2])
         both = [c for c, _ in cols[1:] if value(ra[1], c) is not None
                 and value(rb[1], c) is not None]
-        c = _pick(cols[1:], context, years, lambda c: c in both)
-        if p.op == "compare" and not years and both:
-            c = both[-1]  # compared at the end of the period the table covers
+        # a comparison over no year is made at the end of the period the table covers
+        c = both[-1] if p.op == "compare" and not years and both else \
+            _pick(cols[1:], context, years, lambda c: c in both)
         if c is None:
             return None
         (sa, ia, la), (sb, ib, lb) = ra, rb
@@ -221,12 +221,12 @@ def pair_cell(table: TableContent, p: PairAsk, question: str, years: list[str],
     unit = "%" if p.op == "share" else (f" {scale}" if scale and p.op in ("sum", "difference")
                                         else "")
     line = f"{la}: {fmt(va)}; {lb}: {fmt(vb)}" + (f" ({where})" if where else "")
+    score = min(1.0, (sa * sb) ** 0.5) * undated
     if p.op == "compare":
         shown = "Yes" if result > 0 else "No"
-        return PairHit(shown, f"{shown} ({line})", line, min(1.0, (sa * sb) ** 0.5) * undated)
+        return PairHit(shown, f"{shown} ({line})", line, score)
     shown = f"{fmt(result)}{unit}"
-    return PairHit(shown, f"{shown} ({p.op} of {line})", line,
-                   min(1.0, (sa * sb) ** 0.5) * undated)
+    return PairHit(shown, f"{shown} ({p.op} of {line})", line, score)
 
 
 
