@@ -26,6 +26,7 @@ Conventions (empty documents score -inf, ...) are those of :mod:`.reference`.
 from __future__ import annotations
 
 import contextlib
+import functools
 from concurrent.futures import ThreadPoolExecutor
 import logging
 from typing import Iterator, Literal, Optional, Sequence, Union
@@ -81,6 +82,37 @@ def _quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     scale = x.abs().amax(dim=1).clamp_min(1e-12) / 127.0  # (n,)
     q = torch.round(x / scale[:, None]).clamp_(-127, 127).to(torch.int8)  # (n, dim)
     return q, scale
+
+
+# CPU flags of an int8 dot-product instruction: without one, ``torch._int_mm`` runs ~10x
+# slower than an fp32 GEMM of the same shape (AVX2 machine: 54 ms against 5 ms for 16,384
+# tokens x 16 query tokens), so int8 storage is then scored on fp32 tiles.
+INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
+
+
+@functools.lru_cache(maxsize=None)
+def int8_gemm_fast(cpuinfo: Optional[str] = None) -> bool:
+    """Whether this CPU has an int8 dot-product instruction (``cpuinfo``: the text of
+    /proc/cpuinfo, read when None; unreadable means no)."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return False
+    flags = {w for line in cpuinfo.splitlines() if line.startswith(("flags", "Features"))
+             for w in line.split(":", 1)[-1].split()}
+    return bool(flags & INT8_DOT_FLAGS)
+
+
+def default_compute(storage_dtype: str) -> Compute:
+    """The compute for ``maxsim_cpu`` over tokens stored as ``storage_dtype``: the int8 GEMM
+    for int8 storage where the CPU has an int8 dot product, else fp32 tiles.
+
+    >>> default_compute("fp16")
+    'fp32'
+    """
+    return "int8" if storage_dtype == "int8" and int8_gemm_fast() else "fp32"
 
 
 def _int8_available(dim: int) -> bool:

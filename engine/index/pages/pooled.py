@@ -144,12 +144,11 @@ class PooledPrefilter:
         self._row_page = np.repeat(np.arange(len(rows)), counts)  # (n_rows,)
         if self.index is not None:  # the same rows, fp32, before any quantization
             self.index.build(matrix.float().numpy(), self._row_page)
-        self._compute = "fp32"
+        self._compute = self.store.compute  # the int8 GEMM only where the CPU has VNNI/AMX
         self._scales = None
-        if self.store.compute == "int8":  # the kernel falls back to fp32 tiles without VNNI
+        if self.store.dtype == "int8":  # a quarter of fp32's memory; fp32 tiles without VNNI
             q8, scales = quantize_int8(matrix.float().numpy())  # (n_rows, dim), (n_rows,)
             matrix, self._scales = torch.from_numpy(q8), torch.from_numpy(scales)
-            self._compute = "int8"
         self._matrix = matrix
 
     def _workspace_mask(self, workspace: Optional[str]) -> np.ndarray:

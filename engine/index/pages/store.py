@@ -29,6 +29,7 @@ import torch
 
 from docray.engine.errors import BadInput, Corrupt
 from docray.kernels.maxsim import maxsim
+from docray.kernels.maxsim.cpu import default_compute
 
 from .catalog import Catalog, page_key
 from .manifest import DTYPES, FILENAME, Manifest, check_manifest, read_manifest
@@ -129,8 +130,8 @@ class PageStore:
         self._mutex = threading.RLock()
         self.manifest = self._open_manifest(encoder, dim, dtype)
         self.dim, self.dtype = self.manifest.dim, self.manifest.dtype
-        if compute == "auto":  # int8 storage → int8 GEMM (VNNI), 3x the fp32 scan rate
-            self.compute = "int8" if self.dtype == "int8" else "fp32"
+        if compute == "auto":  # int8 storage → int8 GEMM where the CPU has VNNI/AMX
+            self.compute = default_compute(self.dtype)
         self._catalog = Catalog(str(self.path / "catalog.sqlite"))
         self._reload()
 

@@ -6,7 +6,7 @@ import torch
 from maxsim_data import make_corpus, make_queries, quantize
 
 from docray.kernels.maxsim import maxsim, maxsim_topk
-from docray.kernels.maxsim.cpu import doc_blocks, maxsim_cpu
+from docray.kernels.maxsim.cpu import default_compute, doc_blocks, int8_gemm_fast, maxsim_cpu
 from docray.kernels.maxsim.reference import maxsim_reference_batch
 
 LENGTHS = [0, 1, 5, 300, 17, 0, 1030, 2, 64, 64, 64, 1, 129]
@@ -74,3 +74,20 @@ def test_dispatcher_uses_cpu_and_accepts_numpy_offsets():
     q = make_queries(tokens, offsets, 2, n_tok=4)
     got = maxsim(q, tokens, offsets.numpy())
     assert_close(got, maxsim_reference_batch(q, tokens, offsets), 1e-5)
+
+
+@pytest.mark.parametrize("cpuinfo, fast", [
+    ("processor\t: 0\nflags\t\t: fpu sse4_2 avx2 fma\n", False),  # AVX2 only: _int_mm ~10x slow
+    ("flags\t\t: fpu avx2 avx512f avx512_vnni\n", True),
+    ("flags\t\t: fpu avx2 avx_vnni\n", True),
+    ("flags\t\t: avx512f amx_tile amx_int8\n", True),
+    ("Features\t: fp asimd\n", False),
+    ("model name\t: vnni-less avx512_vnni in a name only\n", False),  # flags lines only
+])
+def test_int8_gemm_is_chosen_only_on_cpus_with_an_int8_dot_product(cpuinfo, fast):
+    assert int8_gemm_fast(cpuinfo) is fast
+
+
+def test_default_compute_follows_the_storage_and_this_cpu():
+    assert default_compute("fp16") == default_compute("fp32") == "fp32"
+    assert default_compute("int8") == ("int8" if int8_gemm_fast() else "fp32")

@@ -93,13 +93,19 @@ def test_a_damaged_pooled_cache_is_rebuilt(tmp_path):
 
 def test_an_int8_store_prefilters_on_int8_rows_with_the_same_candidates(tmp_path):
     docs = clustered_pages(60, 5, 64, seed=31)
-    store = _store(tmp_path, docs)
-    int8 = PooledPrefilter(store, n=30, threshold=100)
-    fp32 = PooledPrefilter(PageStore(tmp_path / "pages", compute="fp32"), n=30, threshold=100)
+    _store(tmp_path, docs)
+    int8 = PooledPrefilter(PageStore(tmp_path / "pages", compute="int8"), n=30, threshold=100)
+    fp32 = PooledPrefilter(PageStore(tmp_path / "fp16", dim=64, dtype="fp16"), n=30,
+                           threshold=100)
+    fill(fp32.store, docs)
+    fill(fp32.store, {"x-0": docs["doc-0"]}, workspace="other")
     overlaps = []
     for q in queries_from(docs, 8, n_tok=16, seed=6):
         a, b = int8.candidates(q, "ws", None), fp32.candidates(q, "ws", None)
         overlaps.append(len(a & b) / 30)
     assert int8._matrix.dtype == torch.int8 and fp32._matrix.dtype == torch.float32
+    # int8 storage keeps int8 pooled rows whatever the compute (fp32 tiles without VNNI)
+    tiles = PooledPrefilter(PageStore(tmp_path / "pages", compute="fp32"), n=30, threshold=100)
+    assert tiles.candidates(q, "ws", None) and tiles._matrix.dtype == torch.int8
     assert int8._matrix.nbytes * 4 == fp32._matrix.nbytes  # a quarter of the memory
     assert np.mean(overlaps) >= 0.95 and min(overlaps) >= 0.85, overlaps
