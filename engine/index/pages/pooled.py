@@ -4,10 +4,11 @@ Every live page is summarised by a few unit vectors — the mean of its tokens p
 centroids (:func:`~.two_stage.pool_page`) — kept in one ragged matrix in memory, one run of
 rows per page. A query is scored against them by the MaxSim kernel (per query token, the
 best row of each page; summed), and only the best ``n`` pages go on to exact MaxSim over
-their full token runs. Where the store scans in int8, so does the prefilter: the rows are
-quantized per row (with 32 centroids, 2,662 pages are 88K rows: 33 MB scanned instead of
-129 MB in fp32; the fp32 pooled vectors stay cached per page for later rebuilds and the
-saved file, so the prefilter holds 166 instead of 261 MB of RSS). benchmarks/prefilter.py
+their full token runs. Where the store holds int8 tokens, the prefilter's rows are
+quantized per row too (with 32 centroids, 2,662 pages are 88K rows: 33 MB scanned instead
+of 129 MB in fp32; the fp32 pooled vectors stay cached per page for later rebuilds and the
+saved file, so the prefilter holds 166 instead of 261 MB of RSS), and scored in the store's
+compute: the int8 GEMM where the CPU has VNNI/AMX, fp32 tiles elsewhere. benchmarks/prefilter.py
 measures both on the qa.jsonl corpus: int8 took p50 25 vs 45 ms per open question and
 picked 99.75% of the same 192 candidates.
 
@@ -131,12 +132,13 @@ class PooledPrefilter:
         self._docs = np.concatenate(docs) if docs else np.array([], dtype=object)
         self._built_for = views
         self._ws_masks: dict[Optional[str], np.ndarray] = {}
-        logger.info("pooled prefilter: %d pages, %d rows (%s)", len(keys), len(self._matrix),
+        logger.info("pooled prefilter: %d pages, %d %s rows (%s compute)", len(keys),
+                    len(self._matrix), str(self._matrix.dtype).replace("torch.", ""),
                     self._compute)
 
     def _pack(self, rows: list[torch.Tensor]) -> None:
         """One (n_rows, dim) matrix with page ``i`` at rows ``offsets[i]:offsets[i + 1]``,
-        int8 with per-row scales where the store computes in int8."""
+        int8 with per-row scales where the store holds int8 tokens."""
         matrix = torch.cat(rows) if rows else torch.zeros(0, self.store.dim)  # (n_rows, dim)
         counts = np.array([len(r) for r in rows], dtype=np.int64)  # (n_pages,)
         self._offsets = np.zeros(len(rows) + 1, dtype=np.int64)  # (n_pages + 1,)

@@ -21,19 +21,18 @@ import logging
 import pathlib
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 import torch
 
 from docray.engine.errors import BadInput, Corrupt
-from docray.kernels.maxsim import maxsim
 from docray.kernels.maxsim.cpu import default_compute
 
 from .catalog import Catalog, page_key
 from .manifest import DTYPES, FILENAME, Manifest, check_manifest, read_manifest
 from .shards import ShardFiles, encode
+from .view import ShardView, score_selected, select, select_rows
 
 logger = logging.getLogger(__name__)
 
@@ -53,57 +52,6 @@ class PageRef(NamedTuple):
 class PageHit(NamedTuple):
     page: PageRef
     score: float
-
-
-@dataclass
-class _ShardView:
-    """One shard as the searcher sees it: mapped tokens and per-page columns sorted by start."""
-
-    tokens: torch.Tensor  # (n_rows, dim)
-    scales: Optional[torch.Tensor]  # (n_rows,) or None
-    starts: np.ndarray  # (n_pages,)
-    lengths: np.ndarray  # (n_pages,)
-    live: np.ndarray  # (n_pages,) bool
-    refs: list[PageRef]
-    ids: np.ndarray  # (n_pages,) catalog row ids
-    workspaces: np.ndarray = field(init=False)  # (n_pages,) str, for vectorised selection
-    docs: np.ndarray = field(init=False)  # (n_pages,) str
-    keys: np.ndarray = field(init=False)  # (n_pages,) str page keys
-
-    def __post_init__(self) -> None:
-        self.workspaces = np.array([r.workspace for r in self.refs], dtype=object)
-        self.docs = np.array([r.doc_id for r in self.refs], dtype=object)
-        self.keys = np.array([r.key for r in self.refs], dtype=object)
-
-    def page_tokens(self, i: int) -> torch.Tensor:
-        """Page ``i``'s tokens in fp32 (n_tok, dim), int8 rows rescaled."""
-        a, n = int(self.starts[i]), int(self.lengths[i])
-        tok = self.tokens[a:a + n].float()
-        return tok if self.scales is None else tok * self.scales[a:a + n, None]
-
-
-def _merge_runs(starts: np.ndarray, lengths: np.ndarray) -> list[tuple[int, int]]:
-    """(start, length) runs of sorted adjacent pages merged: fewer, larger copies.
-
-    >>> _merge_runs(np.array([0, 5, 9, 20]), np.array([5, 4, 2, 3]))
-    [(0, 11), (20, 3)]
-    """
-    runs: list[tuple[int, int]] = []
-    for a, n in zip(starts.tolist(), lengths.tolist()):
-        if runs and runs[-1][0] + runs[-1][1] == a:
-            runs[-1] = (runs[-1][0], runs[-1][1] + n)
-        else:
-            runs.append((a, n))
-    return runs
-
-
-def _gather(rows: torch.Tensor, runs: list[tuple[int, int]]) -> torch.Tensor:
-    """The rows of ``runs`` in order: a view of the memory map when they are one run (a
-    scoped query's document is one run), a copy otherwise."""
-    if len(runs) == 1:
-        a, n = runs[0]
-        return rows[a:a + n]
-    return torch.cat([rows[a:a + n] for a, n in runs])
 
 
 def _as_numpy(tokens: Array) -> np.ndarray:
@@ -174,7 +122,7 @@ class PageStore:
                 raise Corrupt(str(self._files(shard).folder), "catalog rows do not tile the shard")
             tokens, scales = self._files(shard).open(end)
             refs = [PageRef(r[2], r[3], r[4]) for r in rows]
-            views.append(_ShardView(tokens, scales, starts, lengths, np.array([r[8] == 1 for r in rows]),
+            views.append(ShardView(tokens, scales, starts, lengths, np.array([r[8] == 1 for r in rows]),
                                     refs, np.array([r[0] for r in rows], dtype=np.int64)))
         self._views = views
         self._version = self._catalog.data_version()
@@ -195,7 +143,7 @@ class PageStore:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _locate(self, keys: Sequence[str]) -> dict[str, tuple["_ShardView", int]]:
+    def _locate(self, keys: Sequence[str]) -> dict[str, tuple["ShardView", int]]:
         """Live, non-empty entries among ``keys`` → (shard view, row in it)."""
         self.refresh()
         self._rows_of(set())  # builds the key index
@@ -370,11 +318,11 @@ class PageStore:
         all_scores, all_refs = [], []
         for v, view in enumerate(self._views):
             if rows is not None:  # candidates named by key: test only their rows
-                sel = self._select_rows(view, rows.get(v, np.zeros(0, np.int64)), workspace, docs)
+                sel = select_rows(view, rows.get(v, np.zeros(0, np.int64)), workspace, docs)
             else:
-                sel = self._select(view, workspace, docs)
+                sel = select(view, workspace, docs)
             if sel.any():
-                all_scores.append(self._score_view(view, qs, sel))  # (n_queries, n_sel)
+                all_scores.append(score_selected(view, qs, sel, self.compute))  # (n_queries, n_sel)
                 all_refs.extend(view.refs[i] for i in np.nonzero(sel)[0])
         if not all_refs:
             return [[] for _ in qs]
@@ -400,36 +348,3 @@ class PageStore:
             if loc is not None:
                 by_view.setdefault(loc[0], []).append(loc[1])
         return {v: np.array(sorted(r), dtype=np.int64) for v, r in by_view.items()}
-
-    @staticmethod
-    def _select_rows(view: _ShardView, rows: np.ndarray, workspace: Optional[str],
-                     docs: Optional[set]) -> np.ndarray:
-        ok = np.ones(len(rows), dtype=bool)  # (n_rows_named,)
-        if workspace is not None:
-            ok &= view.workspaces[rows] == workspace
-        if docs is not None:
-            ok &= np.fromiter((d in docs for d in view.docs[rows]), bool, len(rows))
-        sel = np.zeros(len(view.live), dtype=bool)  # (n_pages,)
-        sel[rows[ok]] = True
-        return sel
-
-    @staticmethod
-    def _select(view: _ShardView, workspace: Optional[str], docs: Optional[set]) -> np.ndarray:
-        sel = view.live.copy()  # (n_pages,)
-        if workspace is not None:
-            sel &= view.workspaces == workspace
-        if docs is not None:
-            sel &= np.fromiter((d in docs for d in view.docs), bool, len(sel))
-        return sel
-
-    def _score_view(self, view: _ShardView, qs: list[torch.Tensor], sel: np.ndarray) -> torch.Tensor:
-        """Scores of the selected pages of one shard -> (n_queries, n_sel)."""
-        idx = np.nonzero(sel)[0]
-        if view.lengths[idx].sum() * 2 >= view.lengths.sum():  # most of the shard: score it whole
-            offsets = np.append(view.starts, view.starts[-1] + view.lengths[-1])  # (n_pages + 1,)
-            return maxsim(qs, view.tokens, offsets, view.scales, compute=self.compute)[:, idx]
-        runs = _merge_runs(view.starts[idx], view.lengths[idx])
-        tokens = _gather(view.tokens, runs)  # (n_sel_tok, dim)
-        scales = _gather(view.scales, runs) if view.scales is not None else None
-        offsets = np.concatenate([[0], np.cumsum(view.lengths[idx])])  # (n_sel + 1,)
-        return maxsim(qs, tokens, offsets, scales, compute=self.compute)
