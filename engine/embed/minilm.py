@@ -51,11 +51,9 @@ def _load(cfg: TextEncoderConfig, attn: str = "sdpa", dtype: str = "float32"):
 
 
 def _cpu_has_bf16() -> bool:
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    from docray.kernels.maxsim.cpu import cpu_flags
+
+    return bool(cpu_flags() & {"avx512_bf16", "amx_bf16"})
 
 
 def resolve_dtype(dtype: str, device: str) -> str:

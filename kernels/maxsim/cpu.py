@@ -91,18 +91,23 @@ INT8_DOT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "amx_int8"})
 
 
 @functools.lru_cache(maxsize=None)
-def int8_gemm_fast(cpuinfo: Optional[str] = None) -> bool:
-    """Whether this CPU has an int8 dot-product instruction (``cpuinfo``: the text of
-    /proc/cpuinfo, read when None; unreadable means no)."""
+def cpu_flags(cpuinfo: Optional[str] = None) -> frozenset[str]:
+    """The CPU's feature flags (``cpuinfo``: the text of /proc/cpuinfo, read when None;
+    unreadable means none): the words of its ``flags`` (x86) or ``Features`` (ARM) lines."""
     if cpuinfo is None:
         try:
             with open("/proc/cpuinfo") as f:
                 cpuinfo = f.read()
         except OSError:
-            return False
-    flags = {w for line in cpuinfo.splitlines() if line.startswith(("flags", "Features"))
-             for w in line.split(":", 1)[-1].split()}
-    return bool(flags & INT8_DOT_FLAGS)
+            return frozenset()
+    return frozenset(w for line in cpuinfo.splitlines() if line.startswith(("flags", "Features"))
+                     for w in line.split(":", 1)[-1].split())
+
+
+def int8_gemm_fast(cpuinfo: Optional[str] = None) -> bool:
+    """Whether this CPU has an int8 dot-product instruction (``cpuinfo``: see
+    :func:`cpu_flags`)."""
+    return bool(cpu_flags(cpuinfo) & INT8_DOT_FLAGS)
 
 
 def default_compute(storage_dtype: str) -> Compute:
