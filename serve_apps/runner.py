@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 DIRECT_PORT_ENV = ("RAY_SERVE_DIRECT_INGRESS_MIN_HTTP_PORT",
                    "RAY_SERVE_DIRECT_INGRESS_MAX_HTTP_PORT")
+DRAIN_ENV = "RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S"
 
 
 def ray_serve_env(settings: ServeSettings, port: int | None = None) -> dict[str, str]:
@@ -41,6 +42,10 @@ def ray_serve_env(settings: ServeSettings, port: int | None = None) -> dict[str,
         spare = 4  # a replaced replica's port is quarantined for a while
         env.update({DIRECT_PORT_ENV[0]: str(port),
                     DIRECT_PORT_ENV[1]: str(port + _max_ingress(settings) + spare)})
+        # Serve holds a stopping direct-ingress replica open 30 s for external load
+        # balancers, longer than serve.shutdown waits; docray's drain (:meth:`ServeRunner.drain`)
+        # already refused new work and waited for the admitted requests.
+        env[DRAIN_ENV] = os.environ.get(DRAIN_ENV, "1")
     return env
 
 
@@ -56,7 +61,7 @@ def direct_ingress_port(port: int) -> bool:
         and os.environ.get("RAY_SERVE_THROUGHPUT_OPTIMIZED") == "1"
 
 
-_ours: dict[str, str] = {}  # the direct-ingress ports this process set, unset on stop
+_ours: dict[str, str] = {}  # the direct-ingress variables this process set, unset on stop
 
 
 def _unset_ours() -> None:
@@ -80,7 +85,7 @@ def _init_ray(cfg: DocrayConfig, settings: ServeSettings) -> bool:
         ray.init(address=cfg.ray.address, log_to_driver=False)
         return True
     env = ray_serve_env(settings, cfg.serve.port)
-    _ours.update({k: v for k, v in env.items() if k in DIRECT_PORT_ENV})
+    _ours.update({k: v for k, v in env.items() if k in (*DIRECT_PORT_ENV, DRAIN_ENV)})
     os.environ.update(env)  # the raylet and its workers inherit it
     ray.init(num_cpus=settings.ray_num_cpus or cfg.ray.num_cpus, include_dashboard=False,
              log_to_driver=False, object_store_memory=cfg.ray.object_store_mb * 1024 * 1024)
@@ -144,6 +149,10 @@ class ServeRunner:
         ok = drain.wait_drained(self.app_name,
                                 lambda: serve_replicas(self.app_name).get("Ingress", 0), budget)
         documents = serve.get_deployment_handle("Documents", self.app_name)
+        if not documents.is_initialized:
+            # Throughput-optimized Serve runs a driver's routers on the caller's event loop;
+            # this thread has none (every drain crashed here: the stop skipped upload jobs)
+            documents._init(_run_router_in_separate_loop=True)
         while documents.pending.remote().result(timeout_s=10):
             if time.monotonic() >= deadline:
                 log.warning("upload jobs still running after %.0fs; the next ingest of "
