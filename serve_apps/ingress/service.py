@@ -44,16 +44,18 @@ async def _once(text: str) -> AsyncIterator[str]:
 class QueryService:
     def __init__(self, cfg: DocrayConfig, stages, limits: Limits, metrics: Metrics | None = None,
                  encoder=None):
+        from docray.engine.embed import get_text_encoder
         from docray.engine.index.catalog import Catalog
         from docray.engine.index.content import ContentStore
-        from docray.serve_apps.retrieval.service import query_encoder
+        from docray.serve_apps.ingress.batching import QueryBatcher
 
         root = Path(cfg.paths.data_dir)
         self.cfg, self.stages, self.limits = cfg, stages, limits
         self.metrics = metrics or Metrics()
         self.catalog = Catalog(root / "catalog.sqlite")
         self.fuser = Fuser(cfg, ContentStore(root / "content.sqlite"), self._filename)
-        self.encode = query_encoder(cfg, encoder)  # text → (vector, token vectors), cached
+        # text → (vector, token vectors): cached, batched across concurrent requests
+        self.encoder = QueryBatcher(encoder or get_text_encoder(cfg.embed.text))
 
     @lru_cache(maxsize=4096)
     def _filename(self, workspace: str, doc_id: str) -> str:
@@ -95,7 +97,7 @@ class QueryService:
                 self._stage("graph", self.stages.graph(plan, ws, doc_ids, k), t))
         try:
             s = time.perf_counter()
-            qvec, qtok = await asyncio.to_thread(self.encode, question)
+            qvec, qtok = await self.encoder.encode(question)
             t["analyze"] += time.perf_counter() - s
             if use & {"dense", "sparse"}:
                 tasks["dense"] = asyncio.ensure_future(self._stage(
@@ -142,7 +144,7 @@ class QueryService:
         t0 = time.perf_counter()
         passages, _, t, doc_ids = await self.retrieve(question, ws, doc, mode, top_k)
         answer = await self._out_of_scope(question, ws, doc_ids, passages)
-        qvec = self.encode(question)[0]  # cached since retrieve(): the answerer reuses it
+        qvec = (await self.encoder.encode(question))[0]  # cached since retrieve()
         answer = answer or await self._stage("synthesis",
                                              self.stages.answer(question, passages, qvec), t)
         t["total"] = time.perf_counter() - t0
@@ -157,9 +159,9 @@ class QueryService:
         passages, _, t, doc_ids = await self.retrieve(question, ws, doc, mode, top_k)
         s = time.perf_counter()
         refusal = await self._out_of_scope(question, ws, doc_ids, passages)
+        qvec = (await self.encoder.encode(question))[0]  # cached since retrieve()
         tokens = (_once(refusal.answer) if refusal else
-                  self.stages.stream(question, passages,
-                                     self.encode(question)[0])).__aiter__()
+                  self.stages.stream(question, passages, qvec)).__aiter__()
         text: list[str] = []
         while True:
             try:

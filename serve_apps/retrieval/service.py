@@ -13,7 +13,6 @@ import asyncio
 import logging
 import threading
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -21,15 +20,6 @@ from docray.engine.config import DocrayConfig
 from docray.engine.retrieve.query import QueryPlan
 
 log = logging.getLogger(__name__)
-Encode = Callable[[str], tuple[np.ndarray, np.ndarray]]
-
-
-def query_encoder(cfg: DocrayConfig, encoder=None) -> Encode:
-    """Cached query encoder: text → (vector (dim,), token vectors (n_q, dim))."""
-    from docray.engine.embed import get_text_encoder
-    from docray.engine.retrieve.parts import make_query_encoder
-
-    return make_query_encoder(encoder or get_text_encoder(cfg.embed.text))
 
 
 class GraphWalkService:
