@@ -36,7 +36,6 @@ class QueryBatcher:
         self._cache: OrderedDict[str, Encoded] = OrderedDict()
         self._waiting: list[tuple[str, asyncio.Future]] = []
         self._task: Optional[asyncio.Task] = None
-        self.batches: list[int] = []  # sizes of the last batches run (bounded)
 
     async def encode(self, text: str) -> Encoded:
         hit = self._cache.get(text)
@@ -61,7 +60,6 @@ class QueryBatcher:
                     if not future.done():
                         future.set_exception(err)
                 continue
-            self.batches = [*self.batches[-63:], len(texts)]
             got = {t: (np.asarray(vecs[i], np.float32), np.asarray(toks[i], np.float32))
                    for i, t in enumerate(texts)}
             for text, value in got.items():

@@ -37,7 +37,7 @@ def test_concurrent_questions_share_passes_and_get_their_own_vectors(minilm):
         return await asyncio.gather(*(batcher.encode(t) for t in texts))
 
     got = asyncio.run(ask(TEXTS))
-    assert batcher.batches == [4, 2] and len(enc.calls) == 2
+    assert [len(c) for c in enc.calls] == [4, 2]
     for text, (vec, tok) in zip(TEXTS, got):
         alone_vec, alone_tok = minilm.encode_with_tokens([text])
         assert vec.shape == (minilm.dim,) and tok.shape == alone_tok[0].shape
