@@ -15,13 +15,11 @@ Ray, in the tests and in-process), and records six Ray metrics per batch.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import OrderedDict
 from typing import Optional
 
 import numpy as np
 
-log = logging.getLogger(__name__)
 Encoded = tuple[np.ndarray, np.ndarray]  # (vector (dim,), token vectors (n_q, dim))
 
 
