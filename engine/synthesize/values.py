@@ -1,7 +1,8 @@
 """Value spans in a sentence: the amount, date or name that answers, not the whole line.
 
 Not an answer: numbers the question itself gives (its years, "page 10", "3M"), days of a
-month ("December 31"), and, for an amount, bare years. When nothing fits, the caller keeps
+month ("December 31"), the numbers of labels and references ("Figure 4", "Table 7",
+"pages 399–412"), and, for an amount, bare years. When nothing fits, the caller keeps
 the sentence.
 """
 from __future__ import annotations
@@ -16,6 +17,10 @@ from docray.engine.synthesize.cells import parse_value
 _NUMBER = re.compile(r"(?<![A-Za-z0-9.,”\"’])\(?[$€£]?\s?\d(?:[\d,]*\d)?(?:\.\d+)?"
                      r"(?:\s?(?:%|percent\b|million\b|billion\b|thousand\b|bn\b|m\b))?\)?", re.I)
 _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*$", re.I)
+# "Figure 4", "Fig. 4(b)", "Table 7", "Section 3.1", "pages 399–412": a label, not an amount
+_LABELLED = re.compile(r"\b(?:fig(?:ure)?s?\.?|tables?|sections?|§|pages?|pp?\.|chapters?|"
+                       r"eqs?\.|equations?|appendix|footnotes?)\s*\(?(?:\d+\s*(?:[–-]|,|and)\s*)*$",
+                       re.I)
 _MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|"
            r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?")
 _DATE = re.compile(rf"\b{_MONTHS}\s+\d{{1,2}},?\s+(?:19|20)\d\d\b|\b\d{{1,2}}\s+{_MONTHS}\s+"
@@ -96,6 +101,9 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
     >>> number_near("Costco operated 815 warehouses in 2021.", {"warehouses"},
     ...             analyze("How many warehouses did Costco operate at 2021?"))
     '815'
+    >>> number_near("The steps are in Figure 4 (pages 399–412; cited on page 4, 13).", {"steps"},
+    ...             analyze("How many steps are there?")) is None
+    True
     >>> number_near("Warehouses at August 29, 2021.", {"warehouses"},
     ...             analyze("How many in 2021?")) is None
     True
@@ -108,6 +116,8 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
             continue
         if _MONTH.search(sentence[:m.start()]) and re.fullmatch(r"\d{1,2}", core):
             continue  # the day of a date
+        if _LABELLED.search(sentence[:m.start()]):
+            continue
         nums.append(m)
     if percent and any("%" in m.group(0) or "percent" in m.group(0).lower() for m in nums):
         nums = [m for m in nums if "%" in m.group(0) or "percent" in m.group(0).lower()]

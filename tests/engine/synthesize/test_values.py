@@ -128,3 +128,14 @@ def test_a_who_question_answered_only_by_a_month_is_less_sure():
     assert month.value != "January"
     assert person.value == "Celeste Philip"
     assert month.confidence < person.confidence
+
+
+def test_a_label_number_is_not_a_count():
+    """"How many steps ...?" over "... shown in Figure 4" is not answered "4": the numbers
+    of figures, tables, sections and cited pages are labels; a count in the text wins."""
+    label = "The key steps of causal inference are shown in Figure 4 (cited on page 2, 13)."
+    a = _answer("How many key steps does causal inference have?", _passage(label))
+    assert a.value == label  # no number fits: the sentence, not "4" or "13"
+    said = "Causal inference is divided into 6 key steps, shown in Figure 4."
+    a = _answer("How many key steps does causal inference have?", _passage(said))
+    assert a.value == "6"
