@@ -12,8 +12,11 @@ compute: the int8 GEMM where the CPU has VNNI/AMX, fp32 tiles elsewhere. benchma
 measures both on the qa.jsonl corpus: int8 took p50 25 vs 45 ms per open question and
 picked 99.75% of the same 192 candidates.
 
-Below ``threshold`` selected pages (a question scoped to one document) the exact scan is
-cheap and the prefilter steps aside. Pooled vectors are cached per page key, so a reload
+Below ``threshold`` selected pages (a question scoped to a short document) the exact scan
+is cheap and the prefilter steps aside. Above it, the exact stage gets ``n`` pages, or
+``share`` of the selection where that is fewer (at least 32): a 198-page filing keeps 66
+of its pages, the whole corpus 192 of its 2,662. A scoped selection scores only its own
+pages' pooled rows (a 10-K's 6.5K rows, not the corpus's 88K). Pooled vectors are cached per page key, so a reload
 after new writes only pools the new pages, and saved beside the store
 (``pooled-c<k>.npz``), so a new process — a Serve replica the autoscaler adds — loads them
 instead of pooling every page again (11 s of CPU for the full corpus). Agreement with
@@ -41,15 +44,18 @@ from .faiss_index import FaissCandidateIndex
 from .shards import quantize_int8
 from .store import Array, PageStore, _as_numpy
 from .two_stage import pool_page
+from .view import gather, merge_runs
 
 logger = logging.getLogger(__name__)
+_MIN_KEPT = 32  # candidates kept from a selection, however small its share
 
 
 class PooledPrefilter:
     def __init__(self, store: PageStore, n: int = 384, threshold: int = 1024,
                  n_centroids: int = 32, index: Optional[FaissCandidateIndex] = None,
-                 faiss_min_pages: int = 20000):
+                 faiss_min_pages: int = 20000, share: float = 1.0):
         self.store, self.n, self.threshold, self.n_centroids = store, n, threshold, n_centroids
+        self.share = share
         self.index, self.faiss_min_pages = index, faiss_min_pages
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[int, torch.Tensor]] = {}  # key → (n_tok, pooled)
@@ -65,7 +71,18 @@ class PooledPrefilter:
                                         nlist=pc.faiss_nlist, hnsw_m=pc.faiss_hnsw_m,
                                         device=pc.faiss_device)
         return cls(store, pc.prefilter_pages, pc.two_stage_threshold, pc.centroids_per_page,
-                   index, pc.faiss_min_pages)
+                   index, pc.faiss_min_pages, pc.prefilter_share)
+
+    def kept(self, selected: int) -> int:
+        """Candidates for exact MaxSim out of ``selected`` pages.
+
+        >>> pf = PooledPrefilter(None, n=192, threshold=96, share=1 / 3)
+        >>> [pf.kept(s) for s in (80, 198, 2662)]
+        [80, 66, 192]
+        """
+        if selected <= self.threshold:
+            return selected
+        return min(selected, self.n, max(_MIN_KEPT, int(np.ceil(self.share * selected))))
 
     @property
     def cache_path(self):
@@ -178,30 +195,39 @@ class PooledPrefilter:
             mask = self._workspace_mask(workspace).copy()  # (n_pages,)
             if doc_ids is not None:
                 mask &= np.isin(self._docs, list(doc_ids))
-            if int(mask.sum()) <= max(self.threshold, self.n):
+            selected = int(mask.sum())
+            n = self.kept(selected)
+            if n >= selected:
                 return None
             q = torch.nn.functional.normalize(
                 torch.as_tensor(_as_numpy(query), dtype=torch.float32), dim=1)  # (n_q, dim)
-            if self.index is not None and int(mask.sum()) >= self.faiss_min_pages:
-                return self._indexed(q, mask)
+            if self.index is not None and selected >= self.faiss_min_pages:
+                return self._indexed(q, mask, n)
+            if selected * 4 < len(mask):  # a few documents: score only their pages' rows
+                pages = np.nonzero(mask)[0]  # (selected,)
+                score = self._score_pages(q, pages)  # (selected,)
+                return {self._keys[i] for i in pages[torch.topk(score, n).indices.numpy()]}
             score = maxsim(q, self._matrix, self._offsets, self._scales,
                            compute=self._compute)[0]  # (n_pages,)
             score[torch.from_numpy(~mask)] = float("-inf")
-            top = torch.topk(score, self.n).indices.tolist()
+            top = torch.topk(score, n).indices.tolist()
             return {self._keys[i] for i in top}
 
-    def _indexed(self, q: torch.Tensor, mask: np.ndarray) -> set[str]:
+    def _score_pages(self, q: torch.Tensor, pages: np.ndarray) -> torch.Tensor:
+        """Pooled MaxSim of ``pages`` (sorted page ids) alone -> (len(pages),)."""
+        a, b = self._offsets[pages], self._offsets[pages + 1]  # (n,) row runs
+        runs = merge_runs(a, b - a)  # a document's pages: one run, one slice
+        scales = gather(self._scales, runs) if self._scales is not None else None
+        offsets = np.concatenate([[0], np.cumsum(b - a)])  # (n + 1,)
+        return maxsim(q, gather(self._matrix, runs), offsets, scales,
+                      compute=self._compute)[0]
+
+    def _indexed(self, q: torch.Tensor, mask: np.ndarray, n: int) -> set[str]:
         """faiss finds the pages near each query vector; their pooled MaxSim picks ``n``."""
         probes = torch.cat([q, torch.nn.functional.normalize(q.mean(0, keepdim=True), dim=1)])  # (n_q + 1, dim)
         row_mask = None if mask.all() else mask[self._row_page]  # (n_rows,)
         pages = self.index.search(probes.numpy(), row_mask)  # (n_cand,) sorted page ids
-        if len(pages) <= self.n:
+        if len(pages) <= n:
             return {self._keys[i] for i in pages.tolist()}
-        a, b = self._offsets[pages], self._offsets[pages + 1]  # (n_cand,) row runs
-        rows = torch.cat([self._matrix[s:e] for s, e in zip(a.tolist(), b.tolist())])  # (n_cand_rows, dim)
-        scales = (torch.cat([self._scales[s:e] for s, e in zip(a.tolist(), b.tolist())])
-                  if self._scales is not None else None)
-        offsets = np.concatenate([[0], np.cumsum(b - a)])  # (n_cand + 1,)
-        score = maxsim(q, rows, offsets, scales, compute=self._compute)[0]  # (n_cand,)
-        top = torch.topk(score, self.n).indices.numpy()
+        top = torch.topk(self._score_pages(q, pages), n).indices.numpy()
         return {self._keys[i] for i in pages[top].tolist()}

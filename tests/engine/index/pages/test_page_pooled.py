@@ -43,6 +43,31 @@ def test_small_selections_scan_exactly_and_scope_holds(tmp_path):
     assert len(keys) == 40 and all(k.startswith("ws:") for k in keys)
 
 
+def test_a_long_document_keeps_a_share_of_its_pages_scored_from_its_own_rows(tmp_path):
+    """A question scoped to one long document (a 10-K) is prefiltered too: a third of its
+    pages go to exact MaxSim, picked from that document's pooled rows alone, and its
+    exact top 5 survives."""
+    docs = clustered_pages(100, 5, 64, seed=13)
+    docs["long"] = clustered_pages(1, 120, 64, seed=14)["doc-0"]
+    store = _store(tmp_path, docs)
+    pf = PooledPrefilter(store, n=192, threshold=96, share=1 / 3)
+    exact, fast = PageSearcher(store), PageSearcher(store, pf)
+    long_pages = {"long": docs["long"]}
+    scored = []
+    real = pf._score_pages
+    pf._score_pages = lambda q, pages: scored.append(len(pages)) or real(q, pages)
+    agree = []
+    for q in queries_from(long_pages, 8, seed=6):
+        keys = pf.candidates(q, "ws", ["long"])
+        assert len(keys) == 40 and all(k.startswith("ws:long:") for k in keys)
+        a = [p for p, _ in exact.search_tokens(q, "ws", ["long"], 5)]
+        b = [p for p, _ in fast.search_tokens(q, "ws", ["long"], 5)]
+        agree.append(a == b)
+    assert scored and set(scored) == {120}  # its own 120 pages' rows, not the store's 625
+    assert sum(agree) >= 7, agree
+    assert pf.candidates(q, "ws", ["doc-1"]) is None  # 5 pages: exact
+
+
 def test_prefilter_sees_pages_written_and_deleted_after_it_was_built(tmp_path):
     docs = clustered_pages(30, 5, 64, seed=8)
     store = _store(tmp_path, docs)
