@@ -33,6 +33,14 @@ class GraphWalker:
         self.graph, self.content, self.hops, self.top_n = graph, content, hops, top_n
         self.max_units = max_units
 
+    def warm(self, workspace: str) -> None:
+        """Build now what a workspace's first question would pay for: the name index of
+        its nodes (5.8 s over the qa.jsonl corpus's 126K nodes) and the walk's operator."""
+        self.graph.lookup("", workspace)
+        node = next(self.graph.iter_nodes(workspace), None)
+        if node is not None:
+            k_hop_top(self.graph, {node.id: 1.0}, self.hops, workspace, 1)
+
     def seeds(self, plan: QueryPlan, workspace: str) -> dict[str, float]:
         """Nodes named by the query; longer mentions weigh more."""
         out: dict[str, float] = {}

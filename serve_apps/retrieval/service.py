@@ -59,8 +59,9 @@ class GraphWalkService:
                     raise
                 log.warning("graph reload failed (%s); keeping the loaded graph", err)
                 return
-            self.walker = GraphWalker(graph, self.content, self.cfg.retrieve.graph_hops)
-            self._stamp = stamp
+            walker = GraphWalker(graph, self.content, self.cfg.retrieve.graph_hops)
+            walker.warm(self.cfg.paths.workspace)  # not on the first question after a load
+            self.walker, self._stamp = walker, stamp
             log.info("graph loaded (%s)", graph.counts())
 
     def _search(self, plan: QueryPlan, workspace: str, doc_ids, k: int):
