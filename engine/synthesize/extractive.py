@@ -5,7 +5,8 @@ for the table's "ProBugs Kefir": respell.py).
 
 A financial ratio the question names ("the FY2021 inventory turnover") is computed from the
 document's statements (ratios.py); how many tables, figures or appendices the document has
-is counted from the labels it gives them (inventory.py). For table evidence it finds the cell at the best row ×
+is counted from the labels it gives them (inventory.py), the title of its "Unit 14" read
+off the line that labels it (titles.py). For table evidence it finds the cell at the best row ×
 column match over the cell graph (header paths, section rows, the table's scale) and
 answers with the value, its row, column and scale (when the passages hold no cell, the row
 the question names is read from any table of the document: docrows.py); over two or more years it computes the change, percentage change,
@@ -49,6 +50,7 @@ from docray.engine.synthesize.leadin import with_led_tables
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
 from docray.engine.synthesize.respell import respell
 from docray.engine.synthesize.scope import ScopeChecker, unsupported
+from docray.engine.synthesize.titles import title_answer
 from docray.engine.synthesize.units import doc_name_words, restate
 from docray.engine.synthesize.values import has_date, states_value, value_span
 
@@ -325,6 +327,7 @@ class ExtractiveAnswerer:
                      qvec: np.ndarray | None = None) -> Answer:
         question = respell(question, [p.chunk.text for p in passages])  # "Activsion"
         computed = (count_answer(question, passages, self.tables.content)
+                    or title_answer(question, passages, self.tables.content)
                     or statement_answer(question, passages, self.tables)) if self.tables else None
         if computed is not None:
             return computed

@@ -1,0 +1,62 @@
+"""The title of a numbered part ("What's the topic of UNIT 14?") read off the line that
+labels it (titles.py), through the extractive answerer on a real content store."""
+import asyncio
+
+import pytest
+
+from docray.engine.index.content import ContentStore
+from docray.engine.model import Chunk, Unit
+from docray.engine.synthesize import Passage
+from docray.engine.synthesize.extractive import ExtractiveAnswerer
+from docray.engine.synthesize.statements import DocTables
+
+WS, DOC = "ws", "course"
+
+
+def _unit(uid: str, page: int, text: str, modality: str = "text") -> Unit:
+    return Unit(unit_id=uid, doc_id=DOC, page=page, order=int(uid[1:]), modality=modality,
+                bbox=(0.1, 0.1, 0.9, 0.2), text=text)
+
+
+UNITS = [_unit("u1", 1, "UNIT 1: Understanding Economic Systems and Business\n"
+                        "Students answer these learning outcomes.", "title"),
+         _unit("u2", 2, "Quiz #1: twenty core concepts from Unit 1 and 2."),
+         _unit("u3", 3, "UNIT 2: Making Ethical Decisions", "title"),
+         _unit("u4", 9, "Quiz #7 - Concepts from Unit 13 & 14."),
+         _unit("u5", 10, "Unit 14 — Using Financial Information and Accounting", "title")]
+
+
+@pytest.fixture
+def answerer(tmp_path):
+    store = ContentStore(tmp_path / "content.sqlite")
+    store.add_doc(WS, UNITS, [])
+    yield ExtractiveAnswerer(threshold=0.1, tables=DocTables(store))
+    store.close()
+
+
+def _answer(answerer, question: str):
+    passage = Passage(chunk=Chunk(chunk_id="c1", doc_id=DOC, text="Quiz #7 - Concepts from "
+                                  "Unit 13 & 14.", pages=[9], workspace=WS), units=[],
+                      score=1.0, filename="course.pdf")
+    return asyncio.run(answerer.answer(question, [passage]))
+
+
+def test_the_title_of_a_numbered_part_not_a_line_that_mentions_it(answerer):
+    r = _answer(answerer, "what's the topic of UNIT 14?")
+    assert not r.abstained
+    assert r.value == "Using Financial Information and Accounting"
+    assert r.evidence[r.citations[0]].page == 10  # the labelling line, not the quiz's page
+
+
+def test_two_parts_named_give_both_titles_in_order(answerer):
+    r = _answer(answerer, "What are the names of Unit 1 and Unit 2 in Semester 1?")
+    assert r.value == "Understanding Economic Systems and Business; Making Ethical Decisions"
+    assert [r.evidence[i].page for i in r.citations] == [1, 3]
+
+
+def test_a_part_the_document_never_titles_falls_through_to_the_passages(answerer):
+    """"Unit 13" is only mentioned ("Concepts from Unit 13 & 14"): no title is made up
+    from the mention; the answer is the passage's line, as without titles.py."""
+    r = _answer(answerer, "What is the topic of Unit 13?")
+    assert r.answer == "Quiz #7 - Concepts from Unit 13 & 14."
+    assert "labels Unit" not in (r.reason or "")
