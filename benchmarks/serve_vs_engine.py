@@ -155,7 +155,8 @@ async def engine_phase(args) -> dict:
     from docray.engine.cli.query import Session
     from docray.engine.config import config_from_dict
 
-    cfg = config_from_dict({"paths": {"data_dir": str(args.data), "workspace": args.workspace}})
+    cfg = config_from_dict({"paths": {"data_dir": str(args.data), "workspace": args.workspace},
+                            **args.engine_config})
     session = Session(cfg=cfg)
     session.warm()  # as the served Synthesis replica does at start
     questions = qa_questions(args.questions, args.n_questions)
@@ -240,7 +241,7 @@ def served_phase(args) -> dict:
 
     questions = qa_questions(args.questions, args.n_questions)
     cfg = config_from_dict({"paths": {"data_dir": str(args.data), "workspace": args.workspace},
-                            "serve": {"port": args.port}})
+                            "serve": {"port": args.port}, **args.engine_config})
     runner = ServeRunner(cfg, load_serve_settings(args.serve_config))
     url = runner.start()
     t0 = time.time()
@@ -338,6 +339,9 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=8766)
     ap.add_argument("--client-timeout", type=float, default=30.0, help="a hang, past this")
     ap.add_argument("--name", default="serve_vs_engine", help="results file stem")
+    ap.add_argument("--engine-config", type=json.loads, default={},
+                    help='engine config sections for both paths, as JSON, e.g. '
+                         '\'{"pages": {"two_stage_threshold": 1024}}\' (an A/B of one setting)')
     ap.add_argument("--phase", choices=["engine"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.phase == "engine":
@@ -357,7 +361,7 @@ def main() -> None:
     differ = [{"engine": a, "served": b} for (a, b), ok in zip(pairs, same) if not ok][:3]
     result = {"data": str(args.data), "workspace": args.workspace,
               "serve_config": args.serve_config, "seconds": args.seconds,
-              "settle": args.settle,
+              "settle": args.settle, "engine_config": args.engine_config,
               "questions": len(qa_questions(args.questions, args.n_questions)),
               "machine": machine(), "engine": engine, "served": served, "ratio": ratio,
               "evidence_equal": {"checked": len(same), "equal": sum(same), "differ": differ}}
