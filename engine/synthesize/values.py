@@ -2,8 +2,8 @@
 
 Not an answer: numbers the question itself gives (its years, "page 10", "3M"), days of a
 month ("December 31"), the numbers of labels and references ("Figure 4", "Table 7",
-"pages 399–412"), and, for an amount, bare years. When nothing fits, the caller keeps
-the sentence.
+"pages 399–412"), a list's "1)", and, for an amount, bare years. When nothing fits, the
+caller keeps the sentence.
 """
 from __future__ import annotations
 
@@ -116,8 +116,8 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
             continue
         if _MONTH.search(sentence[:m.start()]) and re.fullmatch(r"\d{1,2}", core):
             continue  # the day of a date
-        if _LABELLED.search(sentence[:m.start()]):
-            continue
+        if _LABELLED.search(sentence[:m.start()]) or re.fullmatch(r"\s?\d{1,2}\)", m.group(0)):
+            continue  # a label's number, or a list's "1)"
         nums.append(m)
     if percent and any("%" in m.group(0) or "percent" in m.group(0).lower() for m in nums):
         nums = [m for m in nums if "%" in m.group(0) or "percent" in m.group(0).lower()]

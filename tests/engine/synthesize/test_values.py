@@ -136,6 +136,8 @@ def test_a_label_number_is_not_a_count():
     label = "The key steps of causal inference are shown in Figure 4 (cited on page 2, 13)."
     a = _answer("How many key steps does causal inference have?", _passage(label))
     assert a.value == label  # no number fits: the sentence, not "4" or "13"
+    listed = "Two ways: 1) updating model parameters, or 2) altering the model's output."
+    assert _answer("How many ways are there?", _passage(listed)).value == listed  # not "1"
     said = "Causal inference is divided into 6 key steps, shown in Figure 4."
     a = _answer("How many key steps does causal inference have?", _passage(said))
     assert a.value == "6"
