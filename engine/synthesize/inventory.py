@@ -41,8 +41,9 @@ _ASK = re.compile(
 # how a document writes the label before the number or letter
 _ALIASES = {"figure": r"fig(?:ure)?s?\.?", "equation": r"eq(?:uation)?s?\.?",
             "appendix": r"append(?:ix|ices)"}
-_LABEL = r"\s*(?:#\s*|no\.\s*)?(?P<label>(?:[A-Z]{1,2}-)?\d{1,3}(?:\.\d{1,2})?(?!\d)|" \
-         r"[A-Z](?![\w-])|[IVX]{1,5}(?!\w))"
+# a label: "3", "2.1", "P-12", "B", "IV"
+LABEL_FORM = r"(?:[A-Z]{1,2}-)?\d{1,3}(?:\.\d{1,2})?(?!\d)|[A-Z](?![\w-])|[IVX]{1,5}(?!\w)"
+_LABEL = rf"\s*(?:#\s*|no\.\s*)?(?P<label>{LABEL_FORM})"
 _COUNTED = 0.8  # confidence of a count read off the document's own labels
 _MAX_CITES = 8
 

@@ -25,10 +25,11 @@ import re
 
 from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.citations import cite_units
+from docray.engine.synthesize.inventory import LABEL_FORM
 
 _NOUNS = r"(?:unit|chapter|section|part|module|lesson|appendix|phase|stage|week|session|" \
          r"lecture|article|goal|objective)"
-_LABEL = r"(?:\d{1,3}(?:\.\d{1,2})?|[A-Z]|[IVX]{1,5})(?![\w.])"
+_LABEL = rf"(?:{LABEL_FORM})"
 _ASK = re.compile(rf"\b(?:title|topic|name|subject|heading|theme)s?\s+(?:of|for)\s+(?:the\s+)?"
                   rf"(?P<noun>{_NOUNS})s?[\s\-#]*(?P<labels>{_LABEL}(?:\s*(?:,|and|&)\s*"
                   rf"(?:(?P=noun)s?[\s\-#]*)?{_LABEL})*)", re.I)
