@@ -6,8 +6,8 @@ for the table's "ProBugs Kefir": respell.py).
 A financial ratio the question names ("the FY2021 inventory turnover") is computed from the
 document's statements (ratios.py); how many tables, figures or appendices the document has
 is counted from the labels it gives them (inventory.py), the title of its "Unit 14" read
-off the line that labels it (titles.py). For table evidence it finds the cell at the best row ×
-column match over the cell graph (header paths, section rows, the table's scale) and
+off the line that labels it (titles.py). For table evidence it finds the cell at the best
+row × column match over the cell graph (header paths, section rows, the table's scale) and
 answers with the value, its row, column and scale (when the passages hold no cell, the row
 the question names is read from any table of the document: docrows.py); over two or more years it computes the change, percentage change,
 average or total the question asks for from that row; over two rows (or columns) the

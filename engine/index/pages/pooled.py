@@ -15,9 +15,10 @@ picked 99.75% of the same 192 candidates.
 Below ``threshold`` selected pages (a question scoped to a short document) the exact scan
 is cheap and the prefilter steps aside. Above it, the exact stage gets ``n`` pages, or
 ``share`` of the selection where that is fewer (at least 32): a 198-page filing keeps 66
-of its pages, the whole corpus 192 of its 2,662. A scoped selection scores only its own
-pages' pooled rows (a 10-K's 6.5K rows, not the corpus's 88K). Pooled vectors are cached per page key, so a reload
-after new writes only pools the new pages, and saved beside the store
+of its pages, the whole corpus 192 of its 2,662. Only the selected pages' pooled rows are
+scored (a 10-K's 6.5K rows, not the corpus's 88K; one slice when they are adjacent).
+Pooled vectors are cached per page key, so a reload after new writes only pools the new
+pages, and saved beside the store
 (``pooled-c<k>.npz``), so a new process — a Serve replica the autoscaler adds — loads them
 instead of pooling every page again (11 s of CPU for the full corpus). Agreement with
 exact search is measured in the tests and benchmarks/prefilter.py.
@@ -203,15 +204,9 @@ class PooledPrefilter:
                 torch.as_tensor(_as_numpy(query), dtype=torch.float32), dim=1)  # (n_q, dim)
             if self.index is not None and selected >= self.faiss_min_pages:
                 return self._indexed(q, mask, n)
-            if selected * 4 < len(mask):  # a few documents: score only their pages' rows
-                pages = np.nonzero(mask)[0]  # (selected,)
-                score = self._score_pages(q, pages)  # (selected,)
-                return {self._keys[i] for i in pages[torch.topk(score, n).indices.numpy()]}
-            score = maxsim(q, self._matrix, self._offsets, self._scales,
-                           compute=self._compute)[0]  # (n_pages,)
-            score[torch.from_numpy(~mask)] = float("-inf")
-            top = torch.topk(score, n).indices.tolist()
-            return {self._keys[i] for i in top}
+            pages = np.nonzero(mask)[0]  # (selected,) only their rows are scored
+            top = torch.topk(self._score_pages(q, pages), n).indices.numpy()
+            return {self._keys[i] for i in pages[top].tolist()}
 
     def _score_pages(self, q: torch.Tensor, pages: np.ndarray) -> torch.Tensor:
         """Pooled MaxSim of ``pages`` (sorted page ids) alone -> (len(pages),)."""

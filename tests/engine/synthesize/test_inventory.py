@@ -1,17 +1,12 @@
 """Counts of a document's tables, figures and appendices from the labels it gives them
 (inventory.py), through the extractive answerer on a real content store."""
-import asyncio
-
 import pytest
+from doc_answers import answerer_over, ask_with_passage
 
-from docray.engine.index.content import ContentStore
-from docray.engine.model import Chunk, Unit
-from docray.engine.synthesize import Passage
-from docray.engine.synthesize.extractive import ExtractiveAnswerer
+from docray.engine.model import Unit
 from docray.engine.synthesize.inventory import inventory_ask
-from docray.engine.synthesize.statements import DocTables
 
-WS, DOC = "ws", "paper"
+DOC = "paper"
 
 
 def _unit(uid: str, page: int, text: str, modality: str = "text", caption: str = "") -> Unit:
@@ -32,17 +27,12 @@ UNITS = [_unit("u1", 1, "Table 1: Sites surveyed by county."),
 
 @pytest.fixture
 def answerer(tmp_path):
-    store = ContentStore(tmp_path / "content.sqlite")
-    store.add_doc(WS, UNITS, [])
-    yield ExtractiveAnswerer(threshold=0.1, tables=DocTables(store))
-    store.close()
+    with answerer_over(tmp_path, UNITS) as answerer:
+        yield answerer
 
 
 def _answer(answerer, question: str):
-    passage = Passage(chunk=Chunk(chunk_id="c1", doc_id=DOC, text="Sites are mostly farms.",
-                                  pages=[2], workspace=WS), units=[], score=1.0,
-                      filename="survey.pdf")
-    return asyncio.run(answerer.answer(question, [passage]))
+    return ask_with_passage(answerer, question, DOC, "Sites are mostly farms.", 2, "survey.pdf")
 
 
 @pytest.mark.parametrize("question,value,answer", [

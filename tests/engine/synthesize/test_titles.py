@@ -1,16 +1,11 @@
 """The title of a numbered part ("What's the topic of UNIT 14?") read off the line that
 labels it (titles.py), through the extractive answerer on a real content store."""
-import asyncio
-
 import pytest
+from doc_answers import answerer_over, ask_with_passage
 
-from docray.engine.index.content import ContentStore
-from docray.engine.model import Chunk, Unit
-from docray.engine.synthesize import Passage
-from docray.engine.synthesize.extractive import ExtractiveAnswerer
-from docray.engine.synthesize.statements import DocTables
+from docray.engine.model import Unit
 
-WS, DOC = "ws", "course"
+DOC = "course"
 
 
 def _unit(uid: str, page: int, text: str, modality: str = "text") -> Unit:
@@ -28,17 +23,12 @@ UNITS = [_unit("u1", 1, "UNIT 1: Understanding Economic Systems and Business\n"
 
 @pytest.fixture
 def answerer(tmp_path):
-    store = ContentStore(tmp_path / "content.sqlite")
-    store.add_doc(WS, UNITS, [])
-    yield ExtractiveAnswerer(threshold=0.1, tables=DocTables(store))
-    store.close()
+    with answerer_over(tmp_path, UNITS) as answerer:
+        yield answerer
 
 
 def _answer(answerer, question: str):
-    passage = Passage(chunk=Chunk(chunk_id="c1", doc_id=DOC, text="Quiz #7 - Concepts from "
-                                  "Unit 13 & 14.", pages=[9], workspace=WS), units=[],
-                      score=1.0, filename="course.pdf")
-    return asyncio.run(answerer.answer(question, [passage]))
+    return ask_with_passage(answerer, question, DOC, "Quiz #7 - Concepts from Unit 13 & 14.", 9, "course.pdf")
 
 
 def test_the_title_of_a_numbered_part_not_a_line_that_mentions_it(answerer):
