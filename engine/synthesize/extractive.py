@@ -47,6 +47,8 @@ from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.fromstatements import statement_answer
 from docray.engine.synthesize.inventory import count_answer
 from docray.engine.synthesize.leadin import with_led_tables
+from docray.engine.synthesize.listed import listed_answer
+from docray.engine.synthesize.namedvalues import named_answer
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
 from docray.engine.synthesize.respell import respell
 from docray.engine.synthesize.scope import ScopeChecker, unsupported
@@ -327,6 +329,8 @@ class ExtractiveAnswerer:
                      qvec: np.ndarray | None = None) -> Answer:
         question = respell(question, [p.chunk.text for p in passages])  # "Activsion"
         computed = (count_answer(question, passages, self.tables.content)
+                    or listed_answer(question, passages, self.tables.content)
+                    or named_answer(question, passages)
                     or title_answer(question, passages, self.tables.content)
                     or statement_answer(question, passages, self.tables)) if self.tables else None
         if computed is not None:

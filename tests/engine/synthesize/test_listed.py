@@ -1,0 +1,104 @@
+"""Counts of the items a heading lists (listed.py) and sums or differences of the numbers
+written beside names (namedvalues.py), through the extractive answerer on a real content
+store."""
+import asyncio
+import doctest
+
+import pytest
+from doc_answers import WS, answerer_over
+
+from docray.engine.model import Chunk, Unit
+from docray.engine.synthesize import Passage, listed, namedvalues
+
+DOC = "manual"
+
+
+def _unit(order: int, page: int, text: str, modality: str = "text") -> Unit:
+    return Unit(unit_id=f"u{order}", doc_id=DOC, page=page, order=order, modality=modality,
+                bbox=(0.1, 0.1, 0.9, 0.2), text=text)
+
+
+UNITS = [_unit(1, 9, "Forgot the PIN", "title"),
+         _unit(2, 9, "Method 1: open the app. Method 2: reset the watch."),
+         _unit(3, 9, "Customizing the function of the Down button", "title"),
+         _unit(4, 9, "1 Press the Up button and go to Settings > Down button.", "title"),
+         _unit(5, 10, "2 Select an app and customize the function of the Down button."),
+         _unit(6, 10, "After you have finished, press the Down button to open the app."),
+         _unit(7, 10, "Charging", "title"),
+         _unit(8, 10, "1 Connect the cradle. 2 Rest the watch on it. 3 Remove the watch."),
+         _unit(9, 11, "UNIT 7: Designing Structures", "title"),
+         _unit(10, 11, "LEARNING OUTCOMES:", "title"),
+         _unit(11, 11, "What are the forms of structure? Why use teams?"),
+         _unit(12, 11, "UNIT 8: Managing Human Resources", "title"),
+         _unit(13, 11, "LEARNING OUTCOMES:", "title"),
+         _unit(14, 11, "How do firms recruit? How do firms select applicants?"),
+         _unit(15, 12, "What types of training do firms offer? What is a union?"),
+         _unit(16, 12, "Unit 8 Key Assignments:", "title"),
+         _unit(17, 12, "Quiz #4 on Unit 7 and 8."),
+         _unit(18, 13, "Company Tweets Germanwings 24 posting in English (10) and Lufthansa "
+                       "12 Airbus 5 (Lufthansa) 30,000 13,000 Mar 20 Mar 25", "image")]
+
+
+@pytest.fixture
+def answerer(tmp_path):
+    with answerer_over(tmp_path, UNITS) as answerer:
+        yield answerer
+
+
+def _ask(answerer, question: str, orders: list[int]):
+    """The answer when retrieval ranked one passage holding the units ``orders``."""
+    units = [u for u in UNITS if u.order in orders]
+    passage = Passage(chunk=Chunk(chunk_id="c1", doc_id=DOC, workspace=WS,
+                                  text="\n".join(u.text for u in units),
+                                  pages=sorted({u.page for u in units})),
+                      units=units, score=1.0, filename="manual.pdf")
+    return asyncio.run(answerer.answer(question, [passage]))
+
+
+def test_numbered_steps_under_the_heading_the_question_names_are_counted(answerer):
+    """Step 2 sits on the next page and step 1 is set as a title: both are items of the
+    heading, and the Charging steps after the next heading are not."""
+    r = _ask(answerer, "How many steps are needed to customize the function of the Down "
+                       "Button?", [3, 4])
+    assert r.value == "2"
+    assert "Customizing the function of the Down button" in r.answer
+    assert r.evidence[r.citations[0]].page == 9
+
+
+def test_the_questions_under_the_heading_of_the_unit_named_are_counted(answerer):
+    """Two headings say LEARNING OUTCOMES; the one under UNIT 8 lists four questions (two
+    on the next page), the one under UNIT 7 two."""
+    r = _ask(answerer, "how many LEARNING OUTCOMES should be ANSWERed in UNIT 8?",
+             [9, 10, 11, 12, 13, 14])
+    assert r.value == "4"
+    r7 = _ask(answerer, "how many LEARNING OUTCOMES should be ANSWERed in UNIT 7?",
+              [9, 10, 11, 12, 13, 14])
+    assert r7.value == "2"
+
+
+def test_a_heading_without_a_list_gives_no_count(answerer):
+    """"Forgot the PIN" is followed by methods, neither numbered from 1 as items nor
+    questions: the count is not made up, the answer comes from the passage's lines."""
+    r = _ask(answerer, "How many ways are there to reset a forgotten PIN?", [1, 2])
+    assert "listed under" not in r.answer
+
+
+def test_difference_and_sum_of_the_numbers_beside_the_names(answerer):
+    diff = _ask(answerer, "How many more Tweets are attributed to Germanwings than "
+                          "Lufthansa?", [18])
+    assert diff.value == "12"
+    assert "Germanwings 24" in diff.answer and "Lufthansa 12" in diff.answer
+    total = _ask(answerer, "How many Tweets are attributed to Germanwings, Lufthansa, and "
+                           "Airbus in total?", [18])
+    assert total.value == "41"
+    assert total.citations == [0]
+
+
+def test_a_name_without_a_number_beside_it_computes_nothing(answerer):
+    r = _ask(answerer, "How many more Tweets are attributed to Germanwings than Boeing?", [18])
+    assert "difference of" not in r.answer
+
+
+def test_doctests():
+    assert doctest.testmod(listed).failed == 0
+    assert doctest.testmod(namedvalues).failed == 0
