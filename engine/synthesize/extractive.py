@@ -43,6 +43,7 @@ from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_
                                             year_values)
 from docray.engine.synthesize.citations import cite_units, to_evidence
 from docray.engine.synthesize.columns import column_ask, column_cell
+from docray.engine.synthesize.contents import contents_answer
 from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.fromstatements import statement_answer
 from docray.engine.synthesize.inventory import count_answer
@@ -328,13 +329,15 @@ class ExtractiveAnswerer:
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:
         question = respell(question, [p.chunk.text for p in passages])  # "Activsion"
-        computed = (count_answer(question, passages, self.tables.content)
-                    or listed_answer(question, passages, self.tables.content)
-                    or named_answer(question, passages)
-                    or title_answer(question, passages, self.tables.content)
-                    or statement_answer(question, passages, self.tables)) if self.tables else None
-        if computed is not None:
-            return computed
+        if self.tables:  # answers read off the whole document or computed, before lines
+            content = self.tables.content
+            for read in (count_answer, listed_answer, contents_answer, title_answer):
+                if (found := read(question, passages, content)) is not None:
+                    return found
+            found = named_answer(question, passages) or \
+                statement_answer(question, passages, self.tables)
+            if found is not None:
+                return found
         if self.tables:  # a lead-in ranked without its table: the table's cells too
             passages = with_led_tables(passages, self.tables.content)
         plan, a, kw, cands = self._candidates(question, passages)

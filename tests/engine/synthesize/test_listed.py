@@ -1,6 +1,6 @@
-"""Counts of the items a heading lists (listed.py) and sums or differences of the numbers
-written beside names (namedvalues.py), through the extractive answerer on a real content
-store."""
+"""Counts of the items a heading lists (listed.py), sums or differences of the numbers
+written beside names (namedvalues.py) and the entries of a table of contents (contents.py),
+through the extractive answerer on a real content store."""
 import asyncio
 import doctest
 
@@ -8,7 +8,7 @@ import pytest
 from doc_answers import WS, answerer_over
 
 from docray.engine.model import Chunk, Unit
-from docray.engine.synthesize import Passage, listed, namedvalues
+from docray.engine.synthesize import Passage, contents, listed, namedvalues
 
 DOC = "manual"
 
@@ -36,7 +36,12 @@ UNITS = [_unit(1, 9, "Forgot the PIN", "title"),
          _unit(16, 12, "Unit 8 Key Assignments:", "title"),
          _unit(17, 12, "Quiz #4 on Unit 7 and 8."),
          _unit(18, 13, "Company Tweets Germanwings 24 posting in English (10) and Lufthansa "
-                       "12 Airbus 5 (Lufthansa) 30,000 13,000 Mar 20 Mar 25", "image")]
+                       "12 Airbus 5 (Lufthansa) 30,000 13,000 Mar 20 Mar 25", "image"),
+         _unit(19, 2, "TABLE OF CONTENTS", "title"),
+         _unit(20, 2, "Executive Summary.........1 1. Introduction: Climate and Health......25 "
+                      "2. Air Quality Impacts.........69"),
+         _unit(21, 2, "3. Vector-Borne Diseases ........129 4. Food Safety, Nutrition, and "
+                      "Distribution.......189 Appendix 1: Glossary ......301")]
 
 
 @pytest.fixture
@@ -99,6 +104,19 @@ def test_a_name_without_a_number_beside_it_computes_nothing(answerer):
     assert "difference of" not in r.answer
 
 
+def test_the_last_entries_of_the_contents_in_the_documents_order(answerer):
+    """Entries run over two units; the unnumbered summary and the appendix are no chapters."""
+    r = _ask(answerer, "What are the last 3 chapters listed in the table of contents?", [19])
+    assert r.value == ("Air Quality Impacts; Vector-Borne Diseases; Food Safety, Nutrition, "
+                       "and Distribution")
+    assert {r.evidence[i].page for i in r.citations} == {2}
+    first = _ask(answerer, "List the first two chapters in the contents.", [19])
+    assert first.value == "Introduction: Climate and Health; Air Quality Impacts"
+    more = _ask(answerer, "What are the last 6 chapters listed in the table of contents?", [19])
+    assert "Impacts;" not in more.answer  # only four listed: no made-up list
+
+
 def test_doctests():
     assert doctest.testmod(listed).failed == 0
     assert doctest.testmod(namedvalues).failed == 0
+    assert doctest.testmod(contents).failed == 0
