@@ -43,6 +43,7 @@ from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_
                                             year_values)
 from docray.engine.synthesize.citations import cite_units, to_evidence
 from docray.engine.synthesize.columns import column_ask, column_cell
+from docray.engine.synthesize.contact import email_answer
 from docray.engine.synthesize.contents import contents_answer
 from docray.engine.synthesize.docrows import named_row
 from docray.engine.synthesize.fromstatements import statement_answer
@@ -331,7 +332,7 @@ class ExtractiveAnswerer:
         question = respell(question, [p.chunk.text for p in passages])  # "Activsion"
         if self.tables:  # answers read off the whole document or computed, before lines
             content = self.tables.content
-            for read in (count_answer, listed_answer, contents_answer, title_answer):
+            for read in (count_answer, listed_answer, contents_answer, email_answer, title_answer):
                 if (found := read(question, passages, content)) is not None:
                     return found
             found = named_answer(question, passages) or \

@@ -1,6 +1,6 @@
 """Counts of the items a heading lists (listed.py), sums or differences of the numbers
-written beside names (namedvalues.py) and the entries of a table of contents (contents.py),
-through the extractive answerer on a real content store."""
+written beside names (namedvalues.py), the entries of a table of contents (contents.py) and
+e-mail addresses (contact.py), through the extractive answerer on a real content store."""
 import asyncio
 import doctest
 
@@ -8,7 +8,7 @@ import pytest
 from doc_answers import WS, answerer_over
 
 from docray.engine.model import Chunk, Unit
-from docray.engine.synthesize import Passage, contents, listed, namedvalues
+from docray.engine.synthesize import Passage, contact, contents, listed, namedvalues
 
 DOC = "manual"
 
@@ -41,7 +41,10 @@ UNITS = [_unit(1, 9, "Forgot the PIN", "title"),
          _unit(20, 2, "Executive Summary.........1 1. Introduction: Climate and Health......25 "
                       "2. Air Quality Impacts.........69"),
          _unit(21, 2, "3. Vector-Borne Diseases ........129 4. Food Safety, Nutrition, and "
-                      "Distribution.......189 Appendix 1: Glossary ......301")]
+                      "Distribution.......189 Appendix 1: Glossary ......301"),
+         _unit(22, 14, "Mtre Marianne Ignacz Mtre Laurent Nahmiash mignacz@infavocats.com "
+                       "lnahmiash@infavocats.com"),
+         _unit(23, 15, "Telephone: 514-312-0293. Write to office@infavocats.com.")]
 
 
 @pytest.fixture
@@ -116,7 +119,21 @@ def test_the_last_entries_of_the_contents_in_the_documents_order(answerer):
     assert "Impacts;" not in more.answer  # only four listed: no made-up list
 
 
+def test_the_address_that_carries_the_name_asked_for(answerer):
+    r = _ask(answerer, "what is the email id of the mtre laurent nahmiash ?", [1])
+    assert r.value == "lnahmiash@infavocats.com"
+    assert r.evidence[r.citations[0]].page == 14
+
+
+def test_several_addresses_and_no_name_give_no_guess(answerer):
+    """Three addresses, none carrying a name the question gives, no page named: the
+    question falls through to the passages (which hold none)."""
+    r = _ask(answerer, "What is the email address in this document?", [1])
+    assert "@" not in r.answer
+
+
 def test_doctests():
     assert doctest.testmod(listed).failed == 0
     assert doctest.testmod(namedvalues).failed == 0
     assert doctest.testmod(contents).failed == 0
+    assert doctest.testmod(contact).failed == 0
