@@ -2,13 +2,12 @@
 written beside names (namedvalues.py), the entries of a table of contents (contents.py) and
 e-mail addresses (contact.py), through the extractive answerer on a real content store."""
 import asyncio
-import doctest
 
 import pytest
 from doc_answers import WS, answerer_over
 
 from docray.engine.model import Chunk, Unit
-from docray.engine.synthesize import Passage, contact, contents, listed, namedvalues
+from docray.engine.synthesize import Passage
 
 DOC = "manual"
 
@@ -131,9 +130,3 @@ def test_several_addresses_and_no_name_give_no_guess(answerer):
     r = _ask(answerer, "What is the email address in this document?", [1])
     assert "@" not in r.answer
 
-
-def test_doctests():
-    assert doctest.testmod(listed).failed == 0
-    assert doctest.testmod(namedvalues).failed == 0
-    assert doctest.testmod(contents).failed == 0
-    assert doctest.testmod(contact).failed == 0

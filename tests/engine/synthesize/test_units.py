@@ -1,13 +1,6 @@
-import doctest
-
 import pytest
 
-from docray.engine.synthesize import units
 from docray.engine.synthesize.units import asked_unit, in_asked_unit
-
-
-def test_doctests():
-    assert doctest.testmod(units).failed == 0
 
 
 @pytest.mark.parametrize("question, unit", [
