@@ -61,6 +61,8 @@ from docray.engine.synthesize.values import has_date, states_value, value_span
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])|\n+")
 _LEADER = re.compile(r"(?:\.\s?){5,}|…{2,}")  # a contents line's dot leader
 _COLUMNS = "Columns: "  # the header listing a table chunk opens with (describe/structural.py)
+# a line break inside a sentence: no stop before it, lower case (after a bullet) after it
+_BROKEN = re.compile(r"(?<![.!?:;])[ \t]*\n+[ \t]*(?:[•o§▪◦·]\s+)?(?=[a-z])")
 
 
 def sentences(text: str) -> list[str]:
@@ -68,8 +70,13 @@ def sentences(text: str) -> list[str]:
 
     >>> sentences("Revenue grew. It was $5 million in 2023.\\nNext line here")
     ['Revenue grew.', 'It was $5 million in 2023.', 'Next line here']
+
+    A sentence broken over two lines (the second in lower case) is one sentence:
+
+    >>> sentences("Case Study- Discrimination in\\n• the Workplace Continues")
+    ['Case Study- Discrimination in the Workplace Continues']
     """
-    return [s.strip() for s in _SENT.split(text) if len(s.strip()) > 8]
+    return [s.strip() for s in _SENT.split(_BROKEN.sub(" ", text)) if len(s.strip()) > 8]
 
 
 def _skeleton(line: str) -> bool:

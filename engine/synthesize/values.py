@@ -21,6 +21,7 @@ _MONTH = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\
 _LABELLED = re.compile(r"\b(?:fig(?:ure)?s?\.?|tables?|sections?|§|pages?|pp?\.|chapters?|"
                        r"eqs?\.|equations?|appendix|footnotes?)\s*\(?(?:\d+\s*(?:[–-]|,|and)\s*)*$",
                        re.I)
+_STEP = re.compile(r"\s*\d{1,2}(?=\s+[A-Z][a-z])")  # a numbered step: "1 At a position ..."
 _MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|October|"
            r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?")
 _DATE = re.compile(rf"\b{_MONTHS}\s+\d{{1,2}},?\s+(?:19|20)\d\d\b|\b\d{{1,2}}\s+{_MONTHS}\s+"
@@ -104,6 +105,9 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
     >>> number_near("The steps are in Figure 4 (pages 399–412; cited on page 4, 13).", {"steps"},
     ...             analyze("How many steps are there?")) is None
     True
+    >>> number_near("1 Position the ruler two fingers from the palm: 2.5 cm.", {"position"},
+    ...             analyze("How many cm is the position?"))
+    '2.5'
     >>> number_near("Warehouses at August 29, 2021.", {"warehouses"},
     ...             analyze("How many in 2021?")) is None
     True
@@ -116,8 +120,9 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
             continue
         if _MONTH.search(sentence[:m.start()]) and re.fullmatch(r"\d{1,2}", core):
             continue  # the day of a date
-        if _LABELLED.search(sentence[:m.start()]) or re.fullmatch(r"\s?\d{1,2}\)", m.group(0)):
-            continue  # a label's number, or a list's "1)"
+        if _LABELLED.search(sentence[:m.start()]) or re.fullmatch(r"\s?\d{1,2}\)", m.group(0)) \
+                or _STEP.match(sentence) and m.start() <= _STEP.match(sentence).end():
+            continue  # a label's number, or a list's "1)" or a step's "1 Press ..."
         nums.append(m)
     if percent and any("%" in m.group(0) or "percent" in m.group(0).lower() for m in nums):
         nums = [m for m in nums if "%" in m.group(0) or "percent" in m.group(0).lower()]
