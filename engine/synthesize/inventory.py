@@ -18,6 +18,12 @@ True
 ['10', '2']
 >>> labels_in("Quiz #1 and Quiz #2, then Quiz # 2 again", "quiz")
 ['1', '2']
+>>> labels_in("Exhibits P-1 and P-2; Tables 4, 5 and 7; Figure 3 and 2019", "exhibit")
+['P-1', 'P-2']
+>>> labels_in("Exhibits P-1 and P-2; Tables 4, 5 and 7; Figure 3 and 4 more", "table")
+['4', '5', '7']
+>>> labels_in("Figure 3 and 4 more", "figure")
+['3']
 """
 from __future__ import annotations
 
@@ -68,9 +74,21 @@ def _pattern(noun: str) -> re.Pattern:
     return re.compile(rf"(?<![\w-])(?i:{alias}){_LABEL}")
 
 
+_MORE = re.compile(rf"\s*(?:,|and|&|or)\s*(?P<label>{LABEL_FORM})")
+
+
 def labels_in(text: str, noun: str) -> list[str]:
-    """The distinct labels ``text`` gives the noun, in the order first met."""
-    return list(dict.fromkeys(m.group("label") for m in _pattern(noun).finditer(text)))
+    """The distinct labels ``text`` gives the noun, in the order first met; a plural noun
+    gives each label it lists ("Exhibits P-1 and P-2", "Tables 2, 3 and 5")."""
+    found = []
+    for m in _pattern(noun).finditer(text):
+        found.append(m.group("label"))
+        at = m.end()
+        while m.group(0)[: m.start("label") - m.start()].rstrip(" #.").lower().endswith("s") \
+                and (more := _MORE.match(text, at)):
+            found.append(more.group("label"))
+            at = more.end()
+    return list(dict.fromkeys(found))
 
 
 def count_answer(question: str, passages: list[Passage], content) -> Answer | None:
