@@ -346,8 +346,8 @@ class ExtractiveAnswerer:
                 statement_answer(question, passages, self.tables)
             if found is not None:
                 return found
-        if self.tables:  # a lead-in ranked without its table: the table's cells too
-            passages = with_led_tables(passages, self.tables.content)
+            # a lead-in ranked without its table: the table's cells too
+            passages = with_led_tables(passages, content)
         plan, a, kw, cands = self._candidates(question, passages)
         cands = sorted(self._semantic(question, cands, passages, qvec),
                        key=lambda c: -c.strength)

@@ -35,7 +35,7 @@ from docray.engine.synthesize import Answer, Passage
 from docray.engine.synthesize.citations import cite_units
 
 _VERB = r"(?:are|is|were|was|should|do|does|did|can|could|will|would|must|have|has|need|" \
-        r"needs|does|appear|appears)"
+        r"needs|appear|appears)"
 _ASK = re.compile(rf"\bhow many (?:distinct |different |separate )?(?P<noun>[a-z]+(?: "
                   rf"(?!{_VERB}\b)[a-z]+)?) {_VERB}\b(?P<rest>[^?]*)", re.I)
 _NUMBERED = re.compile(r"(?:^|(?<=[.;:?!]\s)|(?<=\s\s))(?P<n>\d{1,2})[.)]?\s+(?=[A-Z])")
@@ -94,7 +94,7 @@ def _heading_score(units: list[Unit], i: int, noun: str, topic: set[str]) -> flo
     """How well the title at ``i`` (with the titles just above it) fits the question."""
     text = units[i].text
     above = " ".join(u.text for u in units[max(0, i - 2): i] if u.modality == "title")
-    names_noun = all(_stem(w) in {_stem(x) for x in _words(text)} for w in _words(noun))
+    names_noun = _overlap(_words(noun), text) == len(_words(noun))
     hits = _overlap(topic, f"{text} {above}")
     if not topic:
         return float(names_noun)

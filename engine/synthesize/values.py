@@ -114,6 +114,7 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
     """
     given = {_digits(m.group(0)) for m in _NUMBER.finditer(plan.text)}
     nums = []
+    step = _STEP.match(sentence)
     for m in _NUMBER.finditer(sentence):
         core = _digits(m.group(0))
         if not core or core in given or re.fullmatch(r"(19|20)\d{2}", core):
@@ -121,7 +122,7 @@ def number_near(sentence: str, kw: set[str], plan: QueryPlan, percent: bool = Fa
         if _MONTH.search(sentence[:m.start()]) and re.fullmatch(r"\d{1,2}", core):
             continue  # the day of a date
         if _LABELLED.search(sentence[:m.start()]) or re.fullmatch(r"\s?\d{1,2}\)", m.group(0)) \
-                or _STEP.match(sentence) and m.start() <= _STEP.match(sentence).end():
+                or step and m.start() <= step.end():
             continue  # a label's number, or a list's "1)" or a step's "1 Press ..."
         nums.append(m)
     if percent and any("%" in m.group(0) or "percent" in m.group(0).lower() for m in nums):
