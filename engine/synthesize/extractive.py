@@ -43,18 +43,12 @@ from docray.engine.synthesize.cells import (CellHit, _overlap_toks, _toks, best_
                                             year_values)
 from docray.engine.synthesize.citations import cite_units, to_evidence
 from docray.engine.synthesize.columns import column_ask, column_cell
-from docray.engine.synthesize.contact import email_answer
-from docray.engine.synthesize.contents import contents_answer
 from docray.engine.synthesize.docrows import named_row
-from docray.engine.synthesize.fromstatements import statement_answer
-from docray.engine.synthesize.inventory import count_answer
 from docray.engine.synthesize.leadin import with_led_tables
-from docray.engine.synthesize.listed import listed_answer
-from docray.engine.synthesize.namedvalues import named_answer
 from docray.engine.synthesize.pairs import PairAsk, pair_ask, pair_cell, schedule_share
+from docray.engine.synthesize.readers import read_document
 from docray.engine.synthesize.respell import respell
 from docray.engine.synthesize.scope import ScopeChecker, unsupported
-from docray.engine.synthesize.titles import title_answer
 from docray.engine.synthesize.units import doc_name_words, restate
 from docray.engine.synthesize.values import has_date, states_value, value_span
 
@@ -337,17 +331,11 @@ class ExtractiveAnswerer:
     async def answer(self, question: str, passages: list[Passage],
                      qvec: np.ndarray | None = None) -> Answer:
         question = respell(question, [p.chunk.text for p in passages])  # "Activsion"
-        if self.tables:  # answers read off the whole document or computed, before lines
-            content = self.tables.content
-            for read in (count_answer, listed_answer, contents_answer, email_answer, title_answer):
-                if (found := read(question, passages, content)) is not None:
-                    return found
-            found = named_answer(question, passages) or \
-                statement_answer(question, passages, self.tables)
-            if found is not None:
+        if self.tables:
+            if (found := read_document(question, passages, self.tables)) is not None:
                 return found
             # a lead-in ranked without its table: the table's cells too
-            passages = with_led_tables(passages, content)
+            passages = with_led_tables(passages, self.tables.content)
         plan, a, kw, cands = self._candidates(question, passages)
         cands = sorted(self._semantic(question, cands, passages, qvec),
                        key=lambda c: -c.strength)
