@@ -66,8 +66,7 @@ def contents_answer(question: str, passages: list[Passage], content) -> Answer |
         return None  # a gap: not one run of numbered entries
     picked = labels[:n] if end == "first" else labels[-n:]
     titles = [found[k][0] for k in picked]
-    units = list({id(found[k][1]): found[k][1] for k in picked}.values())
-    evidence, cites = cite_units(passages, units)
+    evidence, cites = cite_units(passages, [found[k][1] for k in picked])  # once each
     e = evidence[cites[0]]
     listed = "; ".join(titles)
     return Answer(answer=listed, abstained=False, evidence=evidence, confidence=_LISTED,

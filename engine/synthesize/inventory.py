@@ -83,9 +83,9 @@ def labels_in(text: str, noun: str) -> list[str]:
     found = []
     for m in _pattern(noun).finditer(text):
         found.append(m.group("label"))
+        plural = text[m.start(): m.start("label")].rstrip(" #.").lower().endswith("s")
         at = m.end()
-        while m.group(0)[: m.start("label") - m.start()].rstrip(" #.").lower().endswith("s") \
-                and (more := _MORE.match(text, at)):
+        while plural and (more := _MORE.match(text, at)):
             found.append(more.group("label"))
             at = more.end()
     return list(dict.fromkeys(found))

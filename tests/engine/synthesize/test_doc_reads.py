@@ -1,49 +1,41 @@
 """Counts of the items a heading lists (listed.py), sums or differences of the numbers
 written beside names (namedvalues.py), the entries of a table of contents (contents.py) and
 e-mail addresses (contact.py), through the extractive answerer on a real content store."""
-import asyncio
+from functools import partial
 
 import pytest
-from doc_answers import WS, answerer_over
-
-from docray.engine.model import Chunk, Unit
-from docray.engine.synthesize import Passage
+from doc_answers import answerer_over, ask_over_units, text_unit
 
 DOC = "manual"
+_unit = partial(text_unit, DOC)
 
-
-def _unit(order: int, page: int, text: str, modality: str = "text") -> Unit:
-    return Unit(unit_id=f"u{order}", doc_id=DOC, page=page, order=order, modality=modality,
-                bbox=(0.1, 0.1, 0.9, 0.2), text=text)
-
-
-UNITS = [_unit(1, 9, "Forgot the PIN", "title"),
-         _unit(2, 9, "Method 1: open the app. Method 2: reset the watch."),
-         _unit(3, 9, "Customizing the function of the Down button", "title"),
-         _unit(4, 9, "1 Press the Up button and go to Settings > Down button.", "title"),
-         _unit(5, 10, "2 Select an app and customize the function of the Down button."),
-         _unit(6, 10, "After you have finished, press the Down button to open the app."),
-         _unit(7, 10, "Charging", "title"),
-         _unit(8, 10, "1 Connect the cradle. 2 Rest the watch on it. 3 Remove the watch."),
-         _unit(9, 11, "UNIT 7: Designing Structures", "title"),
-         _unit(10, 11, "LEARNING OUTCOMES:", "title"),
-         _unit(11, 11, "What are the forms of structure? Why use teams?"),
-         _unit(12, 11, "UNIT 8: Managing Human Resources", "title"),
-         _unit(13, 11, "LEARNING OUTCOMES:", "title"),
-         _unit(14, 11, "How do firms recruit? How do firms select applicants?"),
-         _unit(15, 12, "What types of training do firms offer? What is a union?"),
-         _unit(16, 12, "Unit 8 Key Assignments:", "title"),
-         _unit(17, 12, "Quiz #4 on Unit 7 and 8."),
-         _unit(18, 13, "Company Tweets Germanwings 24 posting in English (10) and Lufthansa "
+UNITS = [_unit("u1", 9, "Forgot the PIN", "title"),
+         _unit("u2", 9, "Method 1: open the app. Method 2: reset the watch."),
+         _unit("u3", 9, "Customizing the function of the Down button", "title"),
+         _unit("u4", 9, "1 Press the Up button and go to Settings > Down button.", "title"),
+         _unit("u5", 10, "2 Select an app and customize the function of the Down button."),
+         _unit("u6", 10, "After you have finished, press the Down button to open the app."),
+         _unit("u7", 10, "Charging", "title"),
+         _unit("u8", 10, "1 Connect the cradle. 2 Rest the watch on it. 3 Remove the watch."),
+         _unit("u9", 11, "UNIT 7: Designing Structures", "title"),
+         _unit("u10", 11, "LEARNING OUTCOMES:", "title"),
+         _unit("u11", 11, "What are the forms of structure? Why use teams?"),
+         _unit("u12", 11, "UNIT 8: Managing Human Resources", "title"),
+         _unit("u13", 11, "LEARNING OUTCOMES:", "title"),
+         _unit("u14", 11, "How do firms recruit? How do firms select applicants?"),
+         _unit("u15", 12, "What types of training do firms offer? What is a union?"),
+         _unit("u16", 12, "Unit 8 Key Assignments:", "title"),
+         _unit("u17", 12, "Quiz #4 on Unit 7 and 8."),
+         _unit("u18", 13, "Company Tweets Germanwings 24 posting in English (10) and Lufthansa "
                        "12 Airbus 5 (Lufthansa) 30,000 13,000 Mar 20 Mar 25", "image"),
-         _unit(19, 2, "TABLE OF CONTENTS", "title"),
-         _unit(20, 2, "Executive Summary.........1 1. Introduction: Climate and Health......25 "
+         _unit("u19", 2, "TABLE OF CONTENTS", "title"),
+         _unit("u20", 2, "Executive Summary.........1 1. Introduction: Climate and Health......25 "
                       "2. Air Quality Impacts.........69"),
-         _unit(21, 2, "3. Vector-Borne Diseases ........129 4. Food Safety, Nutrition, and "
+         _unit("u21", 2, "3. Vector-Borne Diseases ........129 4. Food Safety, Nutrition, and "
                       "Distribution.......189 Appendix 1: Glossary ......301"),
-         _unit(22, 14, "Mtre Marianne Ignacz Mtre Laurent Nahmiash mignacz@infavocats.com "
+         _unit("u22", 14, "Mtre Marianne Ignacz Mtre Laurent Nahmiash mignacz@infavocats.com "
                        "lnahmiash@infavocats.com"),
-         _unit(23, 15, "Telephone: 514-312-0293. Write to office@infavocats.com.")]
+         _unit("u23", 15, "Telephone: 514-312-0293. Write to office@infavocats.com.")]
 
 
 @pytest.fixture
@@ -54,12 +46,8 @@ def answerer(tmp_path):
 
 def _ask(answerer, question: str, orders: list[int]):
     """The answer when retrieval ranked one passage holding the units ``orders``."""
-    units = [u for u in UNITS if u.order in orders]
-    passage = Passage(chunk=Chunk(chunk_id="c1", doc_id=DOC, workspace=WS,
-                                  text="\n".join(u.text for u in units),
-                                  pages=sorted({u.page for u in units})),
-                      units=units, score=1.0, filename="manual.pdf")
-    return asyncio.run(answerer.answer(question, [passage]))
+    return ask_over_units(answerer, question, [u for u in UNITS if u.order in orders],
+                          "manual.pdf")
 
 
 def test_numbered_steps_under_the_heading_the_question_names_are_counted(answerer):

@@ -1,18 +1,14 @@
 """Counts of a document's tables, figures and appendices from the labels it gives them
 (inventory.py), through the extractive answerer on a real content store."""
-import pytest
-from doc_answers import answerer_over, ask_with_passage
+from functools import partial
 
-from docray.engine.model import Unit
+import pytest
+from doc_answers import answerer_over, ask_with_passage, text_unit
+
 from docray.engine.synthesize.inventory import inventory_ask
 
 DOC = "paper"
-
-
-def _unit(uid: str, page: int, text: str, modality: str = "text", caption: str = "") -> Unit:
-    return Unit(unit_id=uid, doc_id=DOC, page=page, order=int(uid[1:]), modality=modality,
-                bbox=(0.1, 0.1, 0.9, 0.2), text=text, caption=caption)
-
+_unit = partial(text_unit, DOC)
 
 UNITS = [_unit("u1", 1, "Table 1: Sites surveyed by county."),
          _unit("u2", 2, "As Table 1 shows, most sites are farms; see also Figure 2."),

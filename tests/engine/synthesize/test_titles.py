@@ -1,17 +1,13 @@
 """The title of a numbered part ("What's the topic of UNIT 14?") read off the line that
 labels it (titles.py), through the extractive answerer on a real content store."""
-import pytest
-from doc_answers import answerer_over, ask_with_passage
+from functools import partial
 
-from docray.engine.model import Unit
+import pytest
+from doc_answers import answerer_over, ask_with_passage, text_unit
+
 
 DOC = "course"
-
-
-def _unit(uid: str, page: int, text: str, modality: str = "text") -> Unit:
-    return Unit(unit_id=uid, doc_id=DOC, page=page, order=int(uid[1:]), modality=modality,
-                bbox=(0.1, 0.1, 0.9, 0.2), text=text)
-
+_unit = partial(text_unit, DOC)
 
 UNITS = [_unit("u1", 1, "UNIT 1: Understanding Economic Systems and Business\n"
                         "Students answer these learning outcomes.", "title"),
