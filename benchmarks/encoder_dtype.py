@@ -12,6 +12,7 @@ that the machine's drift lands on all of them. Writes results/encoder_dtype.json
 from __future__ import annotations
 
 import argparse
+import json
 import sqlite3
 import statistics
 import sys
@@ -48,8 +49,6 @@ def cpu_of(fn) -> float:
 
 
 def main() -> None:
-    import json
-
     import torch
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
