@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 DIRECT_PORT_ENV = ("RAY_SERVE_DIRECT_INGRESS_MIN_HTTP_PORT",
                    "RAY_SERVE_DIRECT_INGRESS_MAX_HTTP_PORT")
 DRAIN_ENV = "RAY_SERVE_DIRECT_INGRESS_MIN_DRAINING_PERIOD_S"
+LOOP_ENV = "RAY_SERVE_CONTROL_LOOP_INTERVAL_S"
 
 
 def ray_serve_env(settings: ServeSettings, port: int | None = None) -> dict[str, str]:
@@ -36,7 +37,8 @@ def ray_serve_env(settings: ServeSettings, port: int | None = None) -> dict[str,
     ms of CPU per request through the proxy against 33.8 and 24.6 direct."""
     want = "1" if settings.throughput_optimized else "0"
     env = {"RAY_SERVE_THROUGHPUT_OPTIMIZED": os.environ.get("RAY_SERVE_THROUGHPUT_OPTIMIZED",
-                                                            want)}
+                                                            want),
+           LOOP_ENV: os.environ.get(LOOP_ENV, f"{settings.control_loop_interval_s:g}")}
     if port and env["RAY_SERVE_THROUGHPUT_OPTIMIZED"] == "1" \
             and not any(k in os.environ for k in DIRECT_PORT_ENV):
         spare = 4  # a replaced replica's port is quarantined for a while

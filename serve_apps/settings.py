@@ -127,6 +127,11 @@ class ServeSettings(_Strict):
         "OPTIMIZED): user code on the replica's own event loop, gRPC between replicas, GC "
         "frozen after start-up. It applies to a Ray cluster docray starts; set the variable "
         "on the cluster for ray.address. An explicit RAY_SERVE_THROUGHPUT_OPTIMIZED wins.")
+    control_loop_interval_s: float = Field(
+        0.5, gt=0, le=10, description="Seconds between the Serve controller's control-loop "
+        "passes (RAY_SERVE_CONTROL_LOOP_INTERVAL_S; Ray's default is 0.1). An idle app on 2 "
+        "cores: the controller used 44 ms of CPU per second at 0.1 and 15.5 at 0.5. It "
+        "applies to a Ray cluster docray starts; an explicit variable wins.")
     proxy_location: Literal["EveryNode", "HeadOnly"] = Field(
         "EveryNode", description="Where Serve runs HTTP proxies. Several Ray nodes on one "
         "machine (engine/local_cluster.py) need HeadOnly: each node's proxy would bind the "

@@ -7,21 +7,25 @@ from docray.serve_apps.settings import ServeSettings
 
 
 def test_ray_serve_env_follows_the_settings_unless_the_variable_is_set(monkeypatch):
-    from docray.serve_apps.runner import ray_serve_env
+    from docray.serve_apps.runner import LOOP_ENV, ray_serve_env
     from docray.serve_apps.settings import ServeSettings
 
-    monkeypatch.delenv("RAY_SERVE_THROUGHPUT_OPTIMIZED", raising=False)
-    assert ray_serve_env(ServeSettings()) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1"}
-    off = ServeSettings(throughput_optimized=False)
-    assert ray_serve_env(off) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "0"}
+    for k in ("RAY_SERVE_THROUGHPUT_OPTIMIZED", LOOP_ENV):
+        monkeypatch.delenv(k, raising=False)
+    assert ray_serve_env(ServeSettings()) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1",
+                                              LOOP_ENV: "0.5"}
+    off = ServeSettings(throughput_optimized=False, control_loop_interval_s=0.25)
+    assert ray_serve_env(off) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "0", LOOP_ENV: "0.25"}
     monkeypatch.setenv("RAY_SERVE_THROUGHPUT_OPTIMIZED", "1")
-    assert ray_serve_env(off) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1"}  # the user's wins
+    monkeypatch.setenv(LOOP_ENV, "0.1")
+    assert ray_serve_env(off) == {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1",
+                                  LOOP_ENV: "0.1"}  # the user's win
 
 
 def test_direct_ingress_takes_the_app_port_only_when_throughput_optimized(monkeypatch):
     """The Ingress replica answers on the app's port itself (no proxy hop) when docray
     starts a throughput-optimized cluster; ports the user set win; off without the mode."""
-    from docray.serve_apps.runner import DIRECT_PORT_ENV, DRAIN_ENV, ray_serve_env
+    from docray.serve_apps.runner import DIRECT_PORT_ENV, DRAIN_ENV, LOOP_ENV, ray_serve_env
     from docray.serve_apps.settings import ServeSettings
 
     for k in ("RAY_SERVE_THROUGHPUT_OPTIMIZED", DRAIN_ENV, *DIRECT_PORT_ENV):
@@ -33,7 +37,7 @@ def test_direct_ingress_takes_the_app_port_only_when_throughput_optimized(monkey
     monkeypatch.setenv(DRAIN_ENV, "45")
     assert ray_serve_env(two, 8123)[DRAIN_ENV] == "45"  # the user's wins
     assert set(ray_serve_env(ServeSettings(throughput_optimized=False), 8123)) == {
-        "RAY_SERVE_THROUGHPUT_OPTIMIZED"}
+        "RAY_SERVE_THROUGHPUT_OPTIMIZED", LOOP_ENV}
     monkeypatch.setenv(DIRECT_PORT_ENV[0], "31000")
     assert DIRECT_PORT_ENV[0] not in ray_serve_env(two, 8123)
 
@@ -81,3 +85,21 @@ def test_handle_stages_use_the_replicas_transport(monkeypatch):
         stages = HandleStages(*(Handle() for _ in range(5)))
         assert {h.by_ref for h in (stages._g, stages._d, stages._p, stages._r, stages._s)} == {
             not grpc}
+
+
+def test_ray_workers_read_the_control_loop_interval(ray_cluster):
+    """The Serve controller is a Ray actor: it reads the interval from the environment its
+    worker process inherits from the cluster docray starts (here the test session's,
+    started with the same ``ray_serve_env``)."""
+    from docray.serve_apps.runner import LOOP_ENV
+
+    @ray_cluster.remote(num_cpus=0)
+    def seen() -> tuple[str | None, float]:
+        import os
+
+        import ray.serve._private.constants as constants
+
+        return os.environ.get(LOOP_ENV), constants.CONTROL_LOOP_INTERVAL_S
+
+    want = ServeSettings().control_loop_interval_s
+    assert ray_cluster.get(seen.remote()) == (f"{want:g}", want)
