@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +23,20 @@ from docray.engine.errors import Unavailable
 
 log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: the kernel sends SIGTERM when the process that started us
+    dies, however it dies (a driver aborted by Ray's GCS, a SIGKILL), so no orphan keeps
+    the db locked for the next start. Linux only; elsewhere a no-op."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def is_file_uri(uri: str) -> bool:
@@ -74,9 +90,14 @@ class MilvusLiteServer:
             raise Unavailable(f"port {self.port} on {HOST} is already in use; "
                               "set milvus_port in the serve config")
         self.db.parent.mkdir(parents=True, exist_ok=True)
+        # The parent-death signal follows the thread that forks, not the process: only the
+        # main thread, which lives as long as the process, may ask for it
+        on_parent_death = (_die_with_parent if sys.platform == "linux"
+                           and threading.current_thread() is threading.main_thread() else None)
         with open(self.log_file, "ab") as fh:
             self.proc = subprocess.Popen(self._command(), stdout=fh, stderr=subprocess.STDOUT,
-                                         start_new_session=True, env=self._env())
+                                         start_new_session=True, env=self._env(),
+                                         preexec_fn=on_parent_death)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
