@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 from docray.engine.config import DocrayConfig
@@ -26,7 +27,7 @@ HOST = "127.0.0.1"
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """In the child, before exec: the kernel sends SIGTERM when the process that started us
     dies, however it dies (a driver aborted by Ray's GCS, a SIGKILL), so no orphan keeps
     the db locked for the next start. Linux only; elsewhere a no-op."""
@@ -36,7 +37,9 @@ def _die_with_parent() -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
-        pass
+        return
+    if os.getppid() != parent:  # it died between the fork and the prctl
+        os._exit(1)
 
 
 def is_file_uri(uri: str) -> bool:
@@ -92,7 +95,7 @@ class MilvusLiteServer:
         self.db.parent.mkdir(parents=True, exist_ok=True)
         # The parent-death signal follows the thread that forks, not the process: only the
         # main thread, which lives as long as the process, may ask for it
-        on_parent_death = (_die_with_parent if sys.platform == "linux"
+        on_parent_death = (partial(_die_with_parent, os.getpid()) if sys.platform == "linux"
                            and threading.current_thread() is threading.main_thread() else None)
         with open(self.log_file, "ab") as fh:
             self.proc = subprocess.Popen(self._command(), stdout=fh, stderr=subprocess.STDOUT,
