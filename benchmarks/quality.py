@@ -11,7 +11,8 @@ unanswerable ones with the threshold calibrated on the dev half (ids hashed even
 5% false abstentions there) and reported on the test half (benchmarks/answer_eval.py: the
 scoring, and a cached answer-only loop for tuning on dev); p50/p95
 in-process latency (retrieval + extractive answer). Writes results/quality.json,
-results/quality.md and results/quality.png.
+results/quality.md and results/quality.png (``--name STEM``: results/STEM.* instead, for an
+index built another way).
 
     python benchmarks/quality.py --answerer openai --url http://gpu:8000/v1 --model M
 
@@ -292,6 +293,8 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=None, help="With --parser: how many")
     ap.add_argument("--data", type=Path, default=Path(".bench/corpus"))
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--name", default=None,
+                    help="Result file stem under results/ (default quality, or quality_<parser>)")
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--answerer", choices=("openai",), default=None,
                     help="Also score this generative answerer (a vLLM OpenAI-compatible "
@@ -313,19 +316,20 @@ def main() -> None:
                  "subset": f"the {len(files)} qa documents with the fewest pages that MinerU "
                            "flash parsed offline (results/parsers.json)",
                  "files": [f.name for f in files], "ingest": summary}
+    name = args.name or name
     bench = Bench(args.data)
     qa = [q for q in qa if q["doc"] in bench.docs][: args.limit]
     t0 = time.perf_counter()
     if args.answers_only:
-        result = json.loads((RESULTS / "quality.json").read_text())
+        result = json.loads((RESULTS / f"{name}.json").read_text())
         asyncio.run(bench.answer("warm up", None))
         result["open_latency_ms"] = asyncio.run(timed_open(bench, qa))
         result["answers"] = asyncio.run(answers(bench, qa))
         result["answers_other"] = generative(bench, qa, args)
         result["machine_answers"] = machine()
-        write_result("quality", result)
-        (RESULTS / "quality.md").write_text(markdown(result))
-        plot(result, RESULTS / "quality.png")
+        write_result(name, result)
+        (RESULTS / f"{name}.md").write_text(markdown(result))
+        plot(result, RESULTS / f"{name}.png")
         print(markdown(result))
         return
     pages = bench.page_texts()
