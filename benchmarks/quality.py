@@ -119,7 +119,8 @@ async def evaluate(bench: Bench, qa: list[dict], baselines: dict, modes: list[st
             systems[ABLATION] = bench.without_graph_and_pages(item["question"], scope)
             sd = doc_id if scope else None
             b = {name: fn.rank(item["question"], sd, 10) for name, fn in baselines.items()}
-            b["rrf(bm25,dense)"] = rrf_pages(b["bm25"], b["dense-windows"])
+            if baselines:
+                b["rrf(bm25,dense)"] = rrf_pages(b["bm25"], b["dense-windows"])
             for name, pages in {**systems, **b}.items():
                 for mod in mods:
                     hits[(name, setting, mod)].append({k: recall(pages, gold, k) for k in KS})
@@ -295,6 +296,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--name", default=None,
                     help="Result file stem under results/ (default quality, or quality_<parser>)")
+    ap.add_argument("--no-baselines", action="store_true",
+                    help="Skip the BM25 / dense-window page baselines (most of the run's time)")
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--answerer", choices=("openai",), default=None,
                     help="Also score this generative answerer (a vLLM OpenAI-compatible "
@@ -334,7 +337,8 @@ def main() -> None:
         return
     pages = bench.page_texts()
     encoder = bench.s.engine.p.answerer.encoder
-    baselines = {"bm25": BM25Pages(pages), "dense-windows": DenseWindowPages(pages, encoder)}
+    baselines = {} if args.no_baselines else {
+        "bm25": BM25Pages(pages), "dense-windows": DenseWindowPages(pages, encoder)}
     logging.info("baselines built over %d pages in %.0f s", len(pages), time.perf_counter() - t0)
     asyncio.run(bench.answer("warm up", None))
     result = {"machine": machine(), **extra, "questions": len(qa),
