@@ -27,17 +27,22 @@ HOST = "127.0.0.1"
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
-def _die_with_parent(parent: int) -> None:
-    """In the child, before exec: the kernel sends SIGTERM when the process that started us
-    dies, however it dies (a driver aborted by Ray's GCS, a SIGKILL), so no orphan keeps
-    the db locked for the next start. Linux only; elsewhere a no-op."""
+def _libc_prctl():
+    """libc's ``prctl``, looked up here in the parent: after a fork in a threaded process
+    the child should run as little as possible (no dlopen) before it execs."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        return
+        return None
+
+
+def _die_with_parent(prctl, parent: int) -> None:
+    """In the child, before exec: the kernel sends SIGTERM when the process that started us
+    dies, however it dies (a driver aborted by Ray's GCS, a SIGKILL), so no orphan keeps
+    the db locked for the next start."""
+    prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
     if os.getppid() != parent:  # it died between the fork and the prctl
         os._exit(1)
 
@@ -95,8 +100,9 @@ class MilvusLiteServer:
         self.db.parent.mkdir(parents=True, exist_ok=True)
         # The parent-death signal follows the thread that forks, not the process: only the
         # main thread, which lives as long as the process, may ask for it
-        on_parent_death = (partial(_die_with_parent, os.getpid()) if sys.platform == "linux"
-                           and threading.current_thread() is threading.main_thread() else None)
+        prctl = (_libc_prctl() if sys.platform == "linux"
+                 and threading.current_thread() is threading.main_thread() else None)
+        on_parent_death = partial(_die_with_parent, prctl, os.getpid()) if prctl else None
         with open(self.log_file, "ab") as fh:
             self.proc = subprocess.Popen(self._command(), stdout=fh, stderr=subprocess.STDOUT,
                                          start_new_session=True, env=self._env(),
