@@ -19,8 +19,16 @@ def wordpiece_tokenizer(max_length: int = 128):
     from tokenizers import BertWordPieceTokenizer, processors
     from transformers import PreTrainedTokenizerFast
 
-    tok = BertWordPieceTokenizer(lowercase=True)
-    tok.train_from_iterator(SENTENCES, vocab_size=400, min_frequency=1, special_tokens=SPECIAL)
+    # A vocabulary built, not trained: the trainer numbers (and even picks) its word pieces
+    # in a per-process hash order, so a seeded model saw other ids in every run (CI once
+    # drew two sentences with equal scores). Every word of SENTENCES, then every character
+    # alone and as a continuation, in one fixed order.
+    base = BertWordPieceTokenizer(lowercase=True)._tokenizer
+    words = {w for text in SENTENCES for w, _ in base.pre_tokenizer.pre_tokenize_str(
+        base.normalizer.normalize_str(text))}
+    chars = sorted({c for w in words for c in w})
+    pieces = [*SPECIAL, *sorted(words - set(chars)), *chars, *(f"##{c}" for c in chars)]
+    tok = BertWordPieceTokenizer({p: i for i, p in enumerate(pieces)}, lowercase=True)
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok._tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
