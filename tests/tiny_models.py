@@ -15,7 +15,7 @@ SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
 def wordpiece_tokenizer(max_length: int = 128):
-    """A BERT WordPiece tokenizer trained on :data:`SENTENCES` with [CLS]/[SEP] pairs."""
+    """A BERT WordPiece tokenizer over the words of :data:`SENTENCES`, with [CLS]/[SEP] pairs."""
     from tokenizers import BertWordPieceTokenizer, processors
     from transformers import PreTrainedTokenizerFast
 
