@@ -16,16 +16,16 @@ SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 def wordpiece_tokenizer(max_length: int = 128):
     """A BERT WordPiece tokenizer over the words of :data:`SENTENCES`, with [CLS]/[SEP] pairs."""
-    from tokenizers import BertWordPieceTokenizer, processors
+    from tokenizers import BertWordPieceTokenizer, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     # A vocabulary built, not trained: the trainer numbers (and even picks) its word pieces
     # in a per-process hash order, so a seeded model saw other ids in every run (CI once
     # drew two sentences with equal scores). Every word of SENTENCES, then every character
     # alone and as a continuation, in one fixed order.
-    base = BertWordPieceTokenizer(lowercase=True)._tokenizer
-    words = {w for text in SENTENCES for w, _ in base.pre_tokenizer.pre_tokenize_str(
-        base.normalizer.normalize_str(text))}
+    norm, split = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+    words = {w for text in SENTENCES
+             for w, _ in split.pre_tokenize_str(norm.normalize_str(text))}
     chars = sorted({c for w in words for c in w})
     pieces = [*SPECIAL, *sorted(words - set(chars)), *chars, *(f"##{c}" for c in chars)]
     tok = BertWordPieceTokenizer({p: i for i, p in enumerate(pieces)}, lowercase=True)
